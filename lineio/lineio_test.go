@@ -1,0 +1,215 @@
+package lineio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func readAll(t *testing.T, r *Reader) (lines []string, errs []error) {
+	t.Helper()
+	for {
+		line, err := r.Read()
+		if err == io.EOF {
+			return lines, errs
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, ErrTooLong) {
+				lines = append(lines, "<too long>")
+				continue
+			}
+			return lines, errs
+		}
+		lines = append(lines, string(line))
+	}
+}
+
+func TestReaderFraming(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string
+		err  error
+	}{
+		{"lf", "a\nb\n", 0, []string{"a", "b"}, nil},
+		{"crlf", "a\r\nb\r\n", 0, []string{"a", "b"}, nil},
+		{"blank lines skipped", "\n\r\na\n\n", 0, []string{"a"}, nil},
+		{"inner cr kept", "a\rb\n", 0, []string{"a\rb"}, nil},
+		{"missing final newline", "a\nb", 0, []string{"a"}, io.ErrUnexpectedEOF},
+		{"too long then ok", "aaaaa\nbb\n", 3, []string{"<too long>", "bb"}, nil},
+		{"limit is inclusive", "aaa\naaa\r\n", 3, []string{"aaa", "aaa"}, nil},
+		{"long line over bufio buffer", strings.Repeat("x", 200<<10) + "\nok\n", 100 << 10, []string{"<too long>", "ok"}, nil},
+		{"big line under limit", strings.Repeat("y", 300<<10) + "\n", 0, []string{strings.Repeat("y", 300<<10)}, nil},
+		{"too long at eof", strings.Repeat("z", 100<<10), 10, nil, io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, errs := readAll(t, NewReader(strings.NewReader(tt.in), tt.max))
+			if strings.Join(lines, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("lines = %.80q, want %.80q", lines, tt.want)
+			}
+			var last error
+			if len(errs) > 0 {
+				last = errs[len(errs)-1]
+			}
+			if tt.err != nil && !errors.Is(last, tt.err) {
+				t.Errorf("last error = %v, want %v", last, tt.err)
+			}
+			if tt.err == nil && last != nil && !errors.Is(last, ErrTooLong) {
+				t.Errorf("unexpected error %v", last)
+			}
+		})
+	}
+}
+
+func TestTooLongErrorDetails(t *testing.T) {
+	r := NewReader(strings.NewReader("123456\r\nok\n"), 4)
+	_, err := r.Read()
+	var tl *TooLongError
+	if !errors.As(err, &tl) || tl.Limit != 4 || tl.Size != 6 {
+		t.Fatalf("Read() err = %#v, want TooLongError{Limit:4, Size:6}", err)
+	}
+	line, err := r.Read()
+	if err != nil || string(line) != "ok" {
+		t.Fatalf("Read() after skip = %q, %v; want \"ok\"", line, err)
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.Write([]byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"a\nb", "a\r", "\n"} {
+		if err := w.Write([]byte(bad)); !errors.Is(err, ErrEmbeddedNewline) {
+			t.Errorf("Write(%q) = %v, want ErrEmbeddedNewline", bad, err)
+		}
+	}
+	if got := buf.String(); got != "{\"a\":1}\n" {
+		t.Errorf("output = %q", got)
+	}
+}
+
+// countingWriter records each Write call so the test can check that a
+// message and its newline arrive in one call.
+type countingWriter struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, string(p))
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+func TestWriterConcurrentOneWritePerMessage(t *testing.T) {
+	cw := &countingWriter{}
+	w := NewWriter(cw)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			msg := bytes.Repeat([]byte{byte('a' + g)}, 1000)
+			for range 100 {
+				if err := w.Write(msg); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(cw.writes) != 800 {
+		t.Fatalf("%d writes, want 800", len(cw.writes))
+	}
+	for _, s := range cw.writes {
+		if len(s) != 1001 || s[1000] != '\n' || strings.Count(s, s[:1]) != 1000 {
+			t.Fatalf("interleaved or split write: %.20q...", s)
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	msgs := []string{`{"id":1}`, `{"text":"a\\nb"}`, strings.Repeat("q", 1<<20)}
+	for _, m := range msgs {
+		if err := w.Write([]byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines, errs := readAll(t, NewReader(&buf, 0))
+	if len(errs) != 0 || strings.Join(lines, "|") != strings.Join(msgs, "|") {
+		t.Fatalf("round trip mismatch: errs=%v", errs)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("a\nb\r\n\n"), 4)
+	f.Add([]byte("{\"jsonrpc\":\"2.0\"}\r\n"), 0)
+	f.Add([]byte("xxxxxxxxxxxxxxxxx"), 3)
+	f.Fuzz(func(t *testing.T, in []byte, max int) {
+		if max > 1<<20 {
+			max = 1 << 20
+		}
+		r := NewReader(bytes.NewReader(in), max)
+		limit := max
+		if limit <= 0 {
+			limit = DefaultMaxLineSize
+		}
+		total := 0
+		for {
+			line, err := r.Read()
+			if err != nil {
+				if errors.Is(err, ErrTooLong) {
+					continue
+				}
+				return
+			}
+			if len(line) == 0 || len(line) > limit {
+				t.Fatalf("bad line length %d (limit %d)", len(line), limit)
+			}
+			if bytes.IndexByte(line, '\n') >= 0 {
+				t.Fatalf("line contains newline: %q", line)
+			}
+			total += len(line)
+			if total > len(in) {
+				t.Fatalf("read more bytes than input")
+			}
+		}
+	})
+}
+
+func BenchmarkReader(b *testing.B) {
+	msg := append(bytes.Repeat([]byte("x"), 200), '\n')
+	in := bytes.Repeat(msg, 1000)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	rd := bytes.NewReader(in)
+	r := NewReader(rd, 0)
+	for b.Loop() {
+		rd.Reset(in)
+		r.br.Reset(rd)
+		for {
+			if _, err := r.Read(); err != nil {
+				break
+			}
+		}
+	}
+}
+
+func BenchmarkWriter(b *testing.B) {
+	msg := bytes.Repeat([]byte("x"), 200)
+	w := NewWriter(io.Discard)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg) + 1))
+	for b.Loop() {
+		_ = w.Write(msg)
+	}
+}

@@ -1,0 +1,338 @@
+package stdiohost
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/lineio"
+)
+
+// Options configure a Host. The zero value is usable.
+type Options struct {
+	// OnMessage receives each line the child writes to stdout, without its
+	// newline. It runs on the Host's single reader goroutine, so it must not
+	// block for long, and msg is only valid during the call: copy it to keep
+	// it. If nil, messages are discarded.
+	OnMessage func(msg []byte)
+
+	// OnBadLine is told about a stdout line that could not be delivered, such
+	// as one longer than MaxMessageSize (a *lineio.TooLongError). The line is
+	// skipped and reading goes on. If nil, the error is logged.
+	OnBadLine func(err error)
+
+	// MaxMessageSize limits one stdout line. If zero, lineio's default
+	// (32 MiB) applies.
+	MaxMessageSize int
+
+	// TerminateDelay is how long Close waits after closing stdin before it
+	// sends SIGTERM, and again after SIGTERM before SIGKILL. If zero, 2s,
+	// the delays the TypeScript SDK uses.
+	TerminateDelay time.Duration
+
+	// Logger receives the child's stderr lines (at info level, one record per
+	// line) and lifecycle events. The zero value discards them.
+	Logger zerolog.Logger
+}
+
+func (o *Options) terminateDelay() time.Duration {
+	if o.TerminateDelay > 0 {
+		return o.TerminateDelay
+	}
+	return 2 * time.Second
+}
+
+// orphanGrace is how long the remnants of a process group get, after the
+// group leader exited, between SIGTERM and SIGKILL, and how long the stdout
+// reader keeps draining a pipe that a lingering grandchild holds open.
+const orphanGrace = 500 * time.Millisecond
+
+// A Host is a running child process. Its methods are safe for concurrent use.
+type Host struct {
+	cmd     *exec.Cmd
+	opts    Options
+	log     zerolog.Logger
+	started time.Time
+
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	w      *lineio.Writer
+
+	exited chan struct{} // closed when the process has been waited for
+	done   chan struct{} // closed when every goroutine has finished
+	err    error         // exit error; written before exited is closed
+
+	closeOnce sync.Once
+	closeErr  error
+	stdinMu   sync.Mutex
+	stdinDone bool
+}
+
+// Start starts cmd as an MCP stdio server. It must be a fresh *exec.Cmd whose
+// Stdin, Stdout and Stderr are unset: the Host owns all three. The command
+// runs in a new process group; on Linux it also receives SIGKILL if the
+// bridge dies without cleaning up.
+//
+// The caller must call Close when done with the Host, even after the child
+// has exited, to release its goroutines.
+func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
+	if cmd == nil || cmd.Path == "" {
+		return nil, ErrNoCommand
+	}
+	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {
+		return nil, errors.New("stdiohost: cmd stdio must be unset")
+	}
+	h := &Host{
+		cmd:    cmd,
+		opts:   opts,
+		exited: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	var (
+		childIn, childOut, childErr *os.File
+		err                         error
+	)
+	closeAll := func() {
+		for _, f := range []*os.File{childIn, childOut, childErr, h.stdin, h.stdout, h.stderr} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if childIn, h.stdin, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdiohost: stdin pipe: %w", err)
+	}
+	if h.stdout, childOut, err = os.Pipe(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdiohost: stdout pipe: %w", err)
+	}
+	if h.stderr, childErr, err = os.Pipe(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdiohost: stderr pipe: %w", err)
+	}
+	// Handing *os.File values to exec means no copying goroutines inside
+	// exec: Wait returns when the process exits, and the pipes stay ours.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdiohost: start %s: %w", cmd.Path, err)
+	}
+	childIn.Close()
+	childOut.Close()
+	childErr.Close()
+	h.started = time.Now()
+	h.log = opts.Logger.With().Int("child_pid", cmd.Process.Pid).Logger()
+	h.w = lineio.NewWriter(h.stdin)
+
+	var readers sync.WaitGroup
+	readers.Go(h.readStdout)
+	readers.Go(h.readStderr)
+	readersDone := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(readersDone)
+	}()
+	go func() {
+		h.wait(readersDone)
+		close(h.done)
+	}()
+	h.log.Debug().Strs("argv", cmd.Args).Msg("child started")
+	return h, nil
+}
+
+// Pid returns the child's process id, which is also its process group id.
+func (h *Host) Pid() int { return h.cmd.Process.Pid }
+
+// Started returns when the child was started.
+func (h *Host) Started() time.Time { return h.started }
+
+// Send writes one message to the child's stdin, followed by a newline. It
+// returns ErrClosed once stdin is closed and lineio.ErrEmbeddedNewline for a
+// message that contains a newline. Send blocks while the pipe is full.
+func (h *Host) Send(msg []byte) error {
+	select {
+	case <-h.exited:
+		return ErrClosed
+	default:
+	}
+	if err := h.w.Write(msg); err != nil {
+		if errors.Is(err, lineio.ErrEmbeddedNewline) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return nil
+}
+
+// Exited is closed as soon as the child process has exited. Its stdout may
+// still be draining; wait for Done before treating the stream as finished.
+func (h *Host) Exited() <-chan struct{} { return h.exited }
+
+// Done is closed when the child has exited and its stdout and stderr have
+// been read to the end: no further OnMessage calls will happen.
+func (h *Host) Done() <-chan struct{} { return h.done }
+
+// Err reports why the child exited: nil for exit status 0, an
+// *exec.ExitError otherwise. It is meaningful only after Exited is closed.
+func (h *Host) Err() error {
+	select {
+	case <-h.exited:
+		return h.err
+	default:
+		return nil
+	}
+}
+
+func (h *Host) readStdout() {
+	r := lineio.NewReader(h.stdout, h.opts.MaxMessageSize)
+	for {
+		msg, err := r.Read()
+		if err == nil {
+			if h.opts.OnMessage != nil {
+				h.opts.OnMessage(msg)
+			}
+			continue
+		}
+		if errors.Is(err, lineio.ErrTooLong) {
+			if h.opts.OnBadLine != nil {
+				h.opts.OnBadLine(err)
+			} else {
+				h.log.Warn().Err(err).Msg("child stdout line skipped")
+			}
+			continue
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, os.ErrClosed) {
+			h.log.Debug().Err(err).Msg("child stdout ended")
+		}
+		h.stdout.Close()
+		return
+	}
+}
+
+func (h *Host) readStderr() {
+	br := bufio.NewReaderSize(h.stderr, 16<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			full := err == nil
+			if n := len(line); full {
+				line = line[:n-1]
+				if n := len(line); n > 0 && line[n-1] == '\r' {
+					line = line[:n-1]
+				}
+			}
+			if len(line) > 0 {
+				h.log.Info().Bytes("stderr", line).Msg("child")
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue // the rest of a long line comes as another record
+			}
+		}
+		if err != nil {
+			h.stderr.Close()
+			return
+		}
+	}
+}
+
+func (h *Host) wait(readersDone <-chan struct{}) {
+	err := h.cmd.Wait()
+	h.err = err
+	close(h.exited)
+	ev := h.log.Info()
+	if err != nil {
+		ev = h.log.Warn().Err(err)
+	}
+	ev.Dur("uptime", time.Since(h.started)).Msg("child exited")
+
+	// The leader is gone, but its descendants may live on and keep the
+	// stdout/stderr pipes open, which would hide the exit from the readers.
+	// Take the group down and stop waiting for the pipes after a grace
+	// period, so that in-flight requests fail promptly.
+	pgid := h.cmd.Process.Pid
+	signalGroup(pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(orphanGrace)
+	_ = h.stdout.SetReadDeadline(deadline)
+	_ = h.stderr.SetReadDeadline(deadline)
+	h.closeStdin()
+	t := time.NewTimer(orphanGrace)
+	defer t.Stop()
+	select {
+	case <-readersDone:
+	case <-t.C:
+		<-readersDone // the read deadline has passed by now
+	}
+	signalGroup(pgid, syscall.SIGKILL)
+}
+
+func (h *Host) closeStdin() error {
+	h.stdinMu.Lock()
+	defer h.stdinMu.Unlock()
+	if h.stdinDone {
+		return nil
+	}
+	h.stdinDone = true
+	return h.stdin.Close()
+}
+
+// Close shuts the child down and waits for the Host's goroutines. It closes
+// the child's stdin, waits up to TerminateDelay for it to exit, sends SIGTERM
+// to its process group, waits again, then sends SIGKILL. It is idempotent
+// and returns the child's exit error, except that exits caused by Close's own
+// signals are not reported as errors.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		delay := h.opts.terminateDelay()
+		// 2026-07-28 stdio §Shutdown: "the client SHOULD initiate shutdown by
+		// closing the input stream to the child process", then SIGTERM, then
+		// SIGKILL if it does not exit within a reasonable time.
+		h.closeStdin()
+		signalled := false
+		if !h.waitExit(delay) {
+			signalled = true
+			h.log.Debug().Msg("child ignored stdin close; sending SIGTERM")
+			signalGroup(h.Pid(), syscall.SIGTERM)
+			if !h.waitExit(delay) {
+				h.log.Warn().Msg("child ignored SIGTERM; sending SIGKILL")
+				signalGroup(h.Pid(), syscall.SIGKILL)
+				<-h.exited
+			}
+		}
+		<-h.done
+		h.stdin.Close()
+		if err := h.err; err != nil && !(signalled && killedBySignal(err)) {
+			h.closeErr = err
+		}
+	})
+	return h.closeErr
+}
+
+func (h *Host) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-h.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func killedBySignal(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}
