@@ -1,0 +1,147 @@
+package wire
+
+import (
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// An Edit replaces Raw[Span.Start:Span.End] with Value.
+type Edit struct {
+	Span  Span
+	Value []byte
+}
+
+// Splice returns a copy of raw with the edits applied. Edits must not
+// overlap; they may come in any order. The result is always a fresh slice,
+// so callers may keep it after raw's buffer is reused.
+func Splice(raw []byte, edits ...Edit) []byte {
+	if len(edits) > 1 {
+		slices.SortFunc(edits, func(a, b Edit) int { return a.Span.Start - b.Span.Start })
+	}
+	n := len(raw)
+	for _, e := range edits {
+		n += len(e.Value) - (e.Span.End - e.Span.Start)
+	}
+	out := make([]byte, 0, n)
+	prev := 0
+	for _, e := range edits {
+		out = append(out, raw[prev:e.Span.Start]...)
+		out = append(out, e.Value...)
+		prev = e.Span.End
+	}
+	return append(out, raw[prev:]...)
+}
+
+// AppendInt appends the decimal form of n, the id form the bridge mints.
+func AppendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// AppendString appends s as a JSON string. It escapes only what JSON
+// requires (quotes, backslashes, control characters) and replaces invalid
+// UTF-8, so non-ASCII text stays readable on the wire.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// Standard JSON-RPC and MCP error codes.
+const (
+	CodeParseError         = -32700
+	CodeInvalidRequest     = -32600
+	CodeMethodNotFound     = -32601
+	CodeInvalidParams      = -32602
+	CodeInternalError      = -32603
+	CodeHeaderMismatch     = -32020 // 2026-07-28
+	CodeMissingCapability  = -32021 // 2026-07-28
+	CodeUnsupportedVersion = -32022 // 2026-07-28
+	CodeRequestTimeout     = -32001 // TypeScript SDK convention for a timed-out request
+	CodeConnectionClosed   = -32000 // TypeScript SDK convention for a lost connection
+)
+
+// ErrorResponse builds a JSON-RPC error response. id is the raw id (nil
+// means null, for errors about a message whose id is unknown); data, when
+// non-nil, must be valid JSON.
+func ErrorResponse(id []byte, code int, message string, data []byte) []byte {
+	b := make([]byte, 0, 64+len(message)+len(data)+len(id))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	if id == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, id...)
+	}
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	b = AppendString(b, message)
+	if data != nil {
+		b = append(b, `,"data":`...)
+		b = append(b, data...)
+	}
+	return append(b, "}}"...)
+}
+
+// ResultResponse builds {"jsonrpc":"2.0","id":<id>,"result":<result>}.
+func ResultResponse(id, result []byte) []byte {
+	b := make([]byte, 0, 36+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// Notification builds {"jsonrpc":"2.0","method":<method>,"params":<params>};
+// params may be nil.
+func Notification(method string, params []byte) []byte {
+	b := make([]byte, 0, 48+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// Request builds {"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}.
+func Request(id []byte, method string, params []byte) []byte {
+	b := make([]byte, 0, 56+len(method)+len(params)+len(id))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,283 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, s string) *Message {
+	t.Helper()
+	var m Message
+	if err := Parse([]byte(s), &m); err != nil {
+		t.Fatalf("Parse(%s) = %v", s, err)
+	}
+	return &m
+}
+
+func TestParseKinds(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind Kind
+		id   string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, KindRequest, "1"},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, KindRequest, `"a\"b"`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, KindNotification, ""},
+		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, KindNotification, ""},
+		{`{"jsonrpc":"2.0","id":9007199254740993,"result":{}}`, KindResponse, "9007199254740993"},
+		{` {"id" : 7 , "error" : {"code": -32601, "message":"m"}, "jsonrpc":"2.0"} `, KindResponse, "7"},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}`, KindResponse, "null"},
+	}
+	for _, tt := range tests {
+		m := mustParse(t, tt.in)
+		if m.Kind != tt.kind || string(m.IDBytes()) != tt.id {
+			t.Errorf("Parse(%s): kind=%v id=%s, want %v %s", tt.in, m.Kind, m.IDBytes(), tt.kind, tt.id)
+		}
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	m := mustParse(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":1,"filter":"visibility != \"PRIVATE\""},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"list-demo-6","io.modelcontextprotocol/logLevel":"info"}}}`)
+	if m.Method != "tools/call" || m.Name != "memo_list_memos" || m.ProtocolVersion != "2026-07-28" || !m.HasClientCapabilities || m.LogLevel != "info" {
+		t.Errorf("fields: %+v", m)
+	}
+	if got := string(m.Bytes(m.ProgressToken)); got != `"list-demo-6"` {
+		t.Errorf("progress token = %s", got)
+	}
+	if got := string(m.Bytes(m.Arguments)); !strings.HasPrefix(got, `{"pageSize":1`) {
+		t.Errorf("arguments = %s", got)
+	}
+	n := mustParse(t, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":17,"progress":1}}`)
+	if string(n.Bytes(n.ProgressToken)) != "17" {
+		t.Errorf("notification progress token = %q", n.Bytes(n.ProgressToken))
+	}
+	c := mustParse(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x","reason":"r"}}`)
+	if string(c.Bytes(c.RequestID)) != `"x"` {
+		t.Errorf("requestId = %q", c.Bytes(c.RequestID))
+	}
+	s := mustParse(t, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":42}}}`)
+	if string(s.Bytes(s.SubscriptionID)) != "42" {
+		t.Errorf("subscriptionId = %q", s.Bytes(s.SubscriptionID))
+	}
+	e := mustParse(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x"}}`)
+	if e.ErrorCode != -32022 {
+		t.Errorf("error code = %d", e.ErrorCode)
+	}
+	u := mustParse(t, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a\u00e9"}}`)
+	if u.URI != "file:///aé" {
+		t.Errorf("uri = %q", u.URI)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, in := range []string{``, `[]`, `[{"id":1}]`, `{"id":1}`, `{"id":1,"method":"x"`, `{"a":"\"}`, `{"a":1}}`, `"x"`, `{"method":"x","params":{"a":[}]}}`, `{"id":1,"method":"m"} x`} {
+		var m Message
+		if err := Parse([]byte(in), &m); err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
+		}
+	}
+	var m Message
+	if err := Parse([]byte(`[{"jsonrpc":"2.0","method":"a"}]`), &m); !errors.Is(err, ErrNotMessage) {
+		t.Errorf("batch: %v, want ErrNotMessage", err)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	raw := []byte(`{"jsonrpc":"2.0","id":"client-1","method":"tools/call","params":{"_meta":{"progressToken":"p"}}}`)
+	m := mustParse(t, string(raw))
+	out := Splice(raw, Edit{m.ProgressToken, []byte("77")}, Edit{m.ID, []byte("12")})
+	want := `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"_meta":{"progressToken":77}}}`
+	if string(out) != want {
+		t.Errorf("Splice = %s\nwant   %s", out, want)
+	}
+	if string(raw) != `{"jsonrpc":"2.0","id":"client-1","method":"tools/call","params":{"_meta":{"progressToken":"p"}}}` {
+		t.Error("Splice modified its input")
+	}
+}
+
+func TestBuilders(t *testing.T) {
+	for _, b := range [][]byte{
+		ErrorResponse(nil, CodeParseError, "Parse error: \"bad\"\n", nil),
+		ErrorResponse([]byte(`"x"`), CodeUnsupportedVersion, "Unsupported protocol version", []byte(`{"supported":["2026-07-28"]}`)),
+		ResultResponse([]byte("1"), []byte(`{}`)),
+		Notification("notifications/cancelled", []byte(`{"requestId":1}`)),
+		Request([]byte("5"), "ping", nil),
+		AppendString(nil, "中文\x01\xff\t"),
+	} {
+		if !json.Valid(b) || strings.ContainsAny(string(b), "\n\r") {
+			t.Errorf("invalid or multi-line output: %s", b)
+		}
+	}
+	var s string
+	json.Unmarshal(AppendString(nil, "a\"b\\c\u2028中"), &s)
+	if s != "a\"b\\c\u2028中" {
+		t.Errorf("AppendString round trip = %q", s)
+	}
+}
+
+func TestParseIntID(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "42": 42, "-7": -7, "9007199254740993": 9007199254740993} {
+		if got, ok := ParseIntID([]byte(in)); !ok || got != want {
+			t.Errorf("ParseIntID(%s) = %d, %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{`"1"`, "1.5", "", "-", "1e3", "12345678901234567890"} {
+		if _, ok := ParseIntID([]byte(in)); ok {
+			t.Errorf("ParseIntID(%s) ok", in)
+		}
+	}
+}
+
+func TestHeaderValueEncoding(t *testing.T) {
+	// The table from streamable-http §Value encoding.
+	tests := map[string]string{
+		"us-west1":           "us-west1",
+		"Hello, 世界":          "=?base64?SGVsbG8sIOS4lueVjA==?=",
+		" padded ":           "=?base64?IHBhZGRlZCA=?=",
+		"line1\nline2":       "=?base64?bGluZTEKbGluZTI=?=",
+		"=?base64?literal?=": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+		"":                   "",
+	}
+	for in, want := range tests {
+		if got := EncodeHeaderValue(in); got != want {
+			t.Errorf("EncodeHeaderValue(%q) = %q, want %q", in, got, want)
+		}
+		if got, err := DecodeHeaderValue(want); err != nil || got != in {
+			t.Errorf("DecodeHeaderValue(%q) = %q, %v", want, got, err)
+		}
+	}
+	if got, _ := DecodeHeaderValue("  foo \t"); got != "foo" {
+		t.Errorf("OWS not trimmed: %q", got)
+	}
+	for _, bad := range []string{"=?base64?!!!?=", "caf\xc3\xa9", "a\x01b"} {
+		if _, err := DecodeHeaderValue(bad); !errors.Is(err, ErrHeaderValue) {
+			t.Errorf("DecodeHeaderValue(%q) = %v, want ErrHeaderValue", bad, err)
+		}
+	}
+}
+
+func TestToolBindings(t *testing.T) {
+	good := `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry-Run"}}},"n":{"type":["integer","null"],"x-mcp-header":"N"},"q":{"type":"string","default":{"x-mcp-header":"ignored"}}}}`
+	bs, err := ToolBindings([]byte(good))
+	if err != nil || len(bs) != 3 {
+		t.Fatalf("ToolBindings = %v, %v", bs, err)
+	}
+	vals, present, err := ParamValues([]byte(`{"region":"us-west1","opts":{"dry":true},"n":null}`), bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for i, b := range bs {
+		if present[i] {
+			got[b.Header] = vals[i]
+		}
+	}
+	if got["Region"] != "us-west1" || got["Dry-Run"] != "true" || len(got) != 2 {
+		t.Errorf("values = %v", got)
+	}
+	for name, bad := range map[string]string{
+		"in items":      `{"type":"object","properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}`,
+		"in oneOf":      `{"type":"object","oneOf":[{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}]}`,
+		"number type":   `{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`,
+		"not a token":   `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A B"}}}`,
+		"empty":         `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`,
+		"duplicate":     `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`,
+		"at root":       `{"type":"string","x-mcp-header":"X"}`,
+		"through $defs": `{"type":"object","$defs":{"d":{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}}}`,
+	} {
+		if _, err := ToolBindings([]byte(bad)); err == nil {
+			t.Errorf("%s: accepted %s", name, bad)
+		}
+	}
+	if !SameParamValue("integer", "42.0", "42") || SameParamValue("string", "42.0", "42") {
+		t.Error("SameParamValue integer comparison")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"}"}]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1}}`,
+		`[{"a":1}]`, `{"a":"\\"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var m Message
+		if err := Parse(in, &m); err != nil {
+			return
+		}
+		for _, sp := range []Span{m.ID, m.Params, m.Result, m.Error, m.Arguments, m.Meta, m.ProgressToken, m.RequestID, m.SubscriptionID} {
+			if sp.Start < 0 || sp.End > len(in) || sp.Start > sp.End {
+				t.Fatalf("span %v out of range", sp)
+			}
+		}
+		// Whatever Parse accepted as a message, when the input is valid JSON,
+		// must agree with encoding/json about the id.
+		if json.Valid(in) && m.ID.Present() {
+			var env struct{ ID json.RawMessage }
+			if json.Unmarshal(in, &env) == nil && string(env.ID) != string(m.IDBytes()) && !strings.Contains(string(in), `\`) {
+				t.Fatalf("id %s, encoding/json says %s", m.IDBytes(), env.ID)
+			}
+		}
+		out := Splice(in, Edit{m.ID, []byte("1")})
+		if m.ID.Present() {
+			var m2 Message
+			if err := Parse(out, &m2); err != nil {
+				t.Fatalf("re-parse after id splice: %v", err)
+			}
+		}
+	})
+}
+
+func FuzzHeaderValue(f *testing.F) {
+	for _, s := range []string{"us-west1", "Hello, 世界", " x", "=?base64?x?=", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := EncodeHeaderValue(s)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] < 0x20 || enc[i] > 0x7e {
+				t.Fatalf("encoded value %q has byte %#x", enc, enc[i])
+			}
+		}
+		dec, err := DecodeHeaderValue(enc)
+		if err != nil {
+			t.Fatalf("DecodeHeaderValue(EncodeHeaderValue(%q)) error %v", s, err)
+		}
+		want := s
+		if plainSafe(s) {
+			want = strings.Trim(s, " \t")
+		}
+		if dec != want {
+			t.Fatalf("round trip %q -> %q -> %q", s, enc, dec)
+		}
+	})
+}
+
+func BenchmarkParseRequest(b *testing.B) {
+	raw := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":1,"filter":"visibility != \"PRIVATE\""},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}}}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	var m Message
+	for b.Loop() {
+		if err := Parse(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseLargeResult(b *testing.B) {
+	raw := []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("abcdefgh", 1<<17) + `"}]}}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	var m Message
+	for b.Loop() {
+		if err := Parse(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
