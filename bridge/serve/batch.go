@@ -1,0 +1,93 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// serveBatch handles a JSON array body. Batches exist only in 2025-03-26
+// (transports §Sending messages: "an array of one or more requests and/or
+// notifications" or of responses); 2025-06-18 removed them, and 2026-07-28
+// never had them, so any other session gets 400.
+func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	elems, err := wire.Elements(body, wire.Span{Start: skipWS(body), End: len(body)})
+	if err != nil || len(elems) == 0 {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil)
+		return
+	}
+	msgs := make([]wire.Message, len(elems))
+	for i, e := range elems {
+		if err := wire.Parse(body[e.Start:e.End], &msgs[i]); err != nil {
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: a batch element is not a JSON-RPC message", nil)
+			return
+		}
+		if msgs[i].Method == "initialize" {
+			// 2025-03-26 lifecycle: "The initialization request MUST NOT be
+			// part of a JSON-RPC batch".
+			writeError(w, http.StatusBadRequest, msgs[i].IDBytes(), wire.CodeInvalidRequest, "Invalid Request: initialize must not be part of a batch", nil)
+			return
+		}
+		if msgs[i].IsModern() {
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: 2026-07-28 messages cannot be batched", nil)
+			return
+		}
+	}
+	s := t.sessionFor(w, r, nil)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	version := s.version
+	s.mu.Unlock()
+	if version != "2025-03-26" {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported in protocol version "+version, nil)
+		return
+	}
+	requests := 0
+	for i := range msgs {
+		if msgs[i].Kind == wire.KindRequest {
+			requests++
+		}
+	}
+	sk := newSink(requests)
+	var calls []*call
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Kind {
+		case wire.KindRequest:
+			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s}
+			if !s.track(cl, m) {
+				return
+			}
+			if err := s.conn.start(cl, m); err != nil {
+				s.settled(cl, true)
+				sk.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
+				continue
+			}
+			calls = append(calls, cl)
+		case wire.KindNotification:
+			s.notify(m)
+		case wire.KindResponse:
+			s.conn.send(clone(m.Raw))
+		}
+	}
+	if requests == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	// Several answers: always a stream, one response per event.
+	rsp := newResponder(w, false)
+	rsp.startSSE()
+	if pump(r.Context(), rsp, sk, t.h.cfg.keepalive(), s.endCh, t.h.killed) != pumpComplete {
+		sk.close()
+	}
+}
+
+func skipWS(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}

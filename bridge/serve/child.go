@@ -1,0 +1,352 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
+)
+
+// errChildGone is returned for work addressed to a child that has exited.
+var errChildGone = errors.New("serve: MCP server process is not running")
+
+// A call is one request in flight at a child. Toward the child it carries a
+// bridge-minted integer id, which also serves as its progress token and, for
+// subscriptions/listen, its subscription id; the client's own values are
+// restored on every message that goes back.
+type call struct {
+	childID   int64
+	origID    []byte // the client's id, verbatim
+	origToken []byte // the client's progress token, verbatim; nil if none
+	method    string
+	sink      *sink       // where the client reads; nil for internal calls
+	internal  chan []byte // bridge-internal call: receives the raw response
+	sess      *session    // legacy session that sent it; nil for modern
+	logLevel  bool        // a modern request that asked for log notifications
+	started   time.Time
+
+	// onFinal, if set, sees the child's response before it is delivered
+	// (on the reader goroutine; it must not block).
+	onFinal func(m *wire.Message)
+}
+
+// An owner decides what happens to child messages that no call claims:
+// notifications without a progress token or subscription id, log messages,
+// and server-to-client requests.
+type owner interface {
+	unrouted(c *childConn, m *wire.Message)
+	childRequest(c *childConn, m *wire.Message)
+}
+
+// A childConn routes messages between HTTP requests and one child process.
+type childConn struct {
+	host  atomic.Pointer[stdiohost.Host]
+	ids   *atomic.Int64
+	owner owner
+	log   zerolog.Logger
+
+	mu      sync.Mutex
+	calls   map[int64]*call
+	logging int // in-flight modern calls with a log level
+	gone    bool
+}
+
+func newChildConn(ids *atomic.Int64, o owner, log zerolog.Logger) *childConn {
+	return &childConn{ids: ids, owner: o, log: log, calls: make(map[int64]*call)}
+}
+
+// start registers cl and sends the request m to the child with cl's id and
+// progress token substituted.
+func (c *childConn) start(cl *call, m *wire.Message) error {
+	if cl.childID == 0 {
+		cl.childID = c.ids.Add(1)
+	}
+	cl.started = time.Now()
+	idb := wire.AppendInt(nil, cl.childID)
+	edits := []wire.Edit{{Span: m.ID, Value: idb}}
+	if m.ProgressToken.Present() {
+		cl.origToken = clone(m.Bytes(m.ProgressToken))
+		edits = append(edits, wire.Edit{Span: m.ProgressToken, Value: idb})
+	}
+	msg := wire.Splice(m.Raw, edits...)
+	c.mu.Lock()
+	if c.gone {
+		c.mu.Unlock()
+		return errChildGone
+	}
+	c.calls[cl.childID] = cl
+	if cl.logLevel {
+		c.logging++
+	}
+	c.mu.Unlock()
+	if err := c.send(msg); err != nil {
+		c.take(cl.childID)
+		return err
+	}
+	return nil
+}
+
+// attach binds the started process; messages may arrive before it is
+// attached, so every use of the host goes through send.
+func (c *childConn) attach(h *stdiohost.Host) { c.host.Store(h) }
+
+// revive readies a connection object for a restarted child.
+func (c *childConn) revive() {
+	c.mu.Lock()
+	c.gone = false
+	c.mu.Unlock()
+}
+
+// done is closed when the child is gone for good.
+func (c *childConn) done() <-chan struct{} {
+	if h := c.host.Load(); h != nil {
+		return h.Done()
+	}
+	return nil
+}
+
+// request runs a bridge-internal request and returns the raw response.
+func (c *childConn) request(ctx context.Context, method string, params []byte) (*wire.Message, error) {
+	cl := &call{internal: make(chan []byte, 1), method: method}
+	var m wire.Message
+	if err := wire.Parse(wire.Request([]byte("0"), method, params), &m); err != nil {
+		return nil, err
+	}
+	if err := c.start(cl, &m); err != nil {
+		return nil, err
+	}
+	select {
+	case raw := <-cl.internal:
+		var resp wire.Message
+		if err := wire.Parse(raw, &resp); err != nil {
+			return nil, err
+		}
+		return &resp, nil
+	case <-c.done():
+		select {
+		case raw := <-cl.internal: // answered just before the exit
+			var resp wire.Message
+			if err := wire.Parse(raw, &resp); err != nil {
+				return nil, err
+			}
+			return &resp, nil
+		default:
+		}
+		return nil, errChildGone
+	case <-ctx.Done():
+		c.cancel(cl, "timeout")
+		return nil, ctx.Err()
+	}
+}
+
+// send writes a message the bridge does not track (a notification, a
+// client's response to a server request).
+func (c *childConn) send(msg []byte) error {
+	h := c.host.Load()
+	if h == nil {
+		return errChildGone
+	}
+	if err := h.Send(msg); err != nil {
+		return fmt.Errorf("%w: %v", errChildGone, err)
+	}
+	return nil
+}
+
+func (c *childConn) take(id int64) *call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl := c.calls[id]
+	if cl != nil {
+		delete(c.calls, id)
+		if cl.logLevel {
+			c.logging--
+		}
+	}
+	return cl
+}
+
+func (c *childConn) get(id int64) *call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[id]
+}
+
+// cancel abandons cl: the child is told with notifications/cancelled, and
+// anything it still sends for the call is dropped. 2026-07-28
+// streamable-http §Cancellation: closing the response stream "MUST be
+// treated by the server as cancellation of that request"; on stdio that is a
+// notifications/cancelled naming the request (stdio §Cancellation).
+func (c *childConn) cancel(cl *call, reason string) {
+	if c.take(cl.childID) == nil {
+		return // already answered
+	}
+	params := wire.AppendInt(append([]byte(nil), `{"requestId":`...), cl.childID)
+	params = wire.AppendString(append(params, `,"reason":`...), reason)
+	params = append(params, '}')
+	if err := c.send(wire.Notification("notifications/cancelled", params)); err != nil {
+		c.log.Debug().Err(err).Int64("child_id", cl.childID).Msg("could not send cancellation")
+		return
+	}
+	c.log.Debug().Int64("child_id", cl.childID).Str("reason", reason).Msg("sent notifications/cancelled to child")
+}
+
+// onMessage is the host's OnMessage: it runs on the child's stdout reader
+// goroutine and must not block.
+func (c *childConn) onMessage(raw []byte) {
+	var m wire.Message
+	if err := wire.Parse(raw, &m); err != nil {
+		c.log.Warn().Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
+		return
+	}
+	switch m.Kind {
+	case wire.KindResponse:
+		c.onResponse(&m)
+	case wire.KindNotification:
+		c.onNotification(&m)
+	case wire.KindRequest:
+		c.owner.childRequest(c, &m)
+	}
+}
+
+func (c *childConn) onResponse(m *wire.Message) {
+	id, ok := wire.ParseIntID(m.IDBytes())
+	var cl *call
+	if ok {
+		cl = c.take(id)
+	}
+	if cl == nil {
+		c.log.Debug().Bytes("id", m.IDBytes()).Msg("response for no pending request (cancelled or late); dropped")
+		return
+	}
+	if cl.internal != nil {
+		cl.internal <- clone(m.Raw)
+		return
+	}
+	if cl.onFinal != nil {
+		cl.onFinal(m)
+	}
+	edits := []wire.Edit{{Span: m.ID, Value: cl.origID}}
+	// A listen stream's closing result names its subscription
+	// (subscriptions §Graceful closure): restore the client's id there too.
+	if cl.method == "subscriptions/listen" && m.Result.Present() {
+		if meta, ok := wire.Field(m.Raw, m.Result, "_meta"); ok {
+			if sub, ok := wire.Field(m.Raw, meta, wire.MetaSubscriptionID); ok {
+				edits = append(edits, wire.Edit{Span: sub, Value: cl.origID})
+			}
+		}
+	}
+	c.deliver(cl, wire.Splice(m.Raw, edits...), true)
+}
+
+func (c *childConn) deliver(cl *call, msg []byte, final bool) {
+	if cl.sess != nil {
+		cl.sess.settled(cl, final)
+	}
+	if !cl.sink.push(msg, final) {
+		c.log.Debug().Int64("child_id", cl.childID).Msg("client stream gone; message dropped")
+	}
+}
+
+func (c *childConn) onNotification(m *wire.Message) {
+	switch {
+	case m.Method == "notifications/progress" && m.ProgressToken.Present():
+		// The token toward the child is the call's own id (see call).
+		if id, ok := wire.ParseIntID(m.Bytes(m.ProgressToken)); ok {
+			if cl := c.get(id); cl != nil && cl.origToken != nil {
+				c.deliver(cl, wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: cl.origToken}), false)
+				return
+			}
+		}
+		c.log.Debug().Bytes("token", m.Bytes(m.ProgressToken)).Msg("progress for no pending request; dropped")
+		return
+	case m.SubscriptionID.Present():
+		// 2026-07-28 subscriptions: every notification on a listen stream
+		// carries the listen request's id as its subscription id.
+		if id, ok := wire.ParseIntID(m.Bytes(m.SubscriptionID)); ok {
+			if cl := c.get(id); cl != nil {
+				c.deliver(cl, wire.Splice(m.Raw, wire.Edit{Span: m.SubscriptionID, Value: cl.origID}), false)
+				return
+			}
+		}
+		c.log.Debug().Str("method", m.Method).Msg("notification for no open subscription; dropped")
+		return
+	case m.Method == "notifications/cancelled" && m.RequestID.Present():
+		// A child may end a listen stream this way (2026-07-28
+		// cancellation §Server-initiated); the stream just ends.
+		if id, ok := wire.ParseIntID(m.Bytes(m.RequestID)); ok {
+			if cl := c.take(id); cl != nil && cl.sink != nil {
+				cl.sink.end()
+				if cl.sess != nil {
+					cl.sess.settled(cl, true)
+				}
+				return
+			}
+		}
+	}
+	if m.Method == "notifications/message" {
+		if cl := c.soleLogger(); cl != nil {
+			c.deliver(cl, clone(m.Raw), false)
+			return
+		}
+	}
+	c.owner.unrouted(c, m)
+}
+
+// soleLogger returns the only in-flight modern call that asked for log
+// notifications. stdio log notifications carry no request id, so with two
+// or more such calls none can be attributed (2026-07-28 logging: messages
+// MUST NOT go to any other stream than the one of the request that set the
+// level).
+func (c *childConn) soleLogger() *call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logging != 1 {
+		return nil
+	}
+	for _, cl := range c.calls {
+		if cl.logLevel {
+			return cl
+		}
+	}
+	return nil
+}
+
+// failAll answers every pending call with an error: the child is gone, and
+// every request gets exactly one response.
+func (c *childConn) failAll(reason string, exitErr error) {
+	c.mu.Lock()
+	c.gone = true
+	calls := c.calls
+	c.calls = make(map[int64]*call)
+	c.logging = 0
+	c.mu.Unlock()
+	var data []byte
+	if exitErr != nil {
+		data = wire.AppendString(append([]byte(nil), `{"exit":`...), exitErr.Error())
+		data = append(data, '}')
+	}
+	for _, cl := range calls {
+		msg := wire.ErrorResponse(cl.origID, wire.CodeInternalError, reason, data)
+		if cl.internal != nil {
+			cl.internal <- msg
+			continue
+		}
+		c.deliver(cl, msg, true)
+	}
+}
+
+// pending returns the number of calls in flight.
+func (c *childConn) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.calls)
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }

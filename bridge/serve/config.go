@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"os/exec"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// SessionMode chooses how legacy (2025-xx) HTTP sessions map onto child
+// processes.
+type SessionMode string
+
+const (
+	// SessionAuto gives each legacy session its own child, the safe choice
+	// for stdio servers that accept exactly one initialize per process.
+	// Modern clients always share one child.
+	SessionAuto SessionMode = "auto"
+	// SessionPerSession is SessionAuto, stated explicitly.
+	SessionPerSession SessionMode = "per-session"
+	// SessionShared multiplexes every legacy session onto one child that is
+	// initialized once; later initialize requests are answered from the
+	// cached result. The child sees the first session's client
+	// capabilities.
+	SessionShared SessionMode = "shared"
+)
+
+// Config configures a Handler. Zero values select the documented defaults.
+type Config struct {
+	// Command returns a fresh *exec.Cmd for the MCP stdio server each time a
+	// child is needed (the shared child, a restart, a legacy session). It is
+	// required. The command is executed directly, never through a shell.
+	Command func() *exec.Cmd
+
+	// Path is the MCP endpoint. If empty, "/mcp".
+	Path string
+
+	// AuthToken, if set, is the bearer token every MCP request must carry.
+	AuthToken string
+
+	// AllowedOrigins lists Origin values (scheme://host[:port]) accepted in
+	// addition to loopback origins, which are always accepted.
+	AllowedOrigins []string
+
+	// CheckHost rejects requests whose Host is not a loopback name. Set it
+	// when the listener is bound to a loopback address: a DNS-rebinding page
+	// can reach such a listener only under a foreign host name.
+	CheckHost bool
+
+	// SessionMode; if empty, SessionAuto.
+	SessionMode SessionMode
+
+	// MaxBody limits a request body in bytes (413 above it). If zero, 32 MiB.
+	MaxBody int64
+
+	// MaxMessageSize limits one line from the child. If zero, 32 MiB.
+	MaxMessageSize int
+
+	// Keepalive is the interval of SSE comment lines on quiet streams. If
+	// zero, 15s; negative disables them.
+	Keepalive time.Duration
+
+	// SessionIdleTimeout ends a legacy session after this long without a
+	// request. If zero, 30 minutes; negative disables it.
+	SessionIdleTimeout time.Duration
+
+	// MaxSessions caps concurrent legacy sessions (503 above it). If zero,
+	// 100.
+	MaxSessions int
+
+	// TerminateDelay is the child's grace period after stdin is closed and
+	// again after SIGTERM (stdiohost.Options.TerminateDelay). If zero, 2s.
+	TerminateDelay time.Duration
+
+	// ProbeTimeout bounds the bridge's own server/discover probe of a new
+	// shared child. If zero, 10s.
+	ProbeTimeout time.Duration
+
+	// RestartBackoff is the first delay before restarting a crashed shared
+	// child. If zero, 250ms.
+	RestartBackoff time.Duration
+
+	// Logger receives the bridge's logs and the children's stderr. The zero
+	// value discards them.
+	Logger zerolog.Logger
+}
+
+func (c *Config) path() string {
+	if c.Path == "" {
+		return "/mcp"
+	}
+	return c.Path
+}
+
+func (c *Config) maxBody() int64 {
+	if c.MaxBody > 0 {
+		return c.MaxBody
+	}
+	return 32 << 20
+}
+
+func (c *Config) keepalive() time.Duration {
+	if c.Keepalive == 0 {
+		return 15 * time.Second
+	}
+	return c.Keepalive
+}
+
+func (c *Config) idleTimeout() time.Duration {
+	if c.SessionIdleTimeout == 0 {
+		return 30 * time.Minute
+	}
+	return c.SessionIdleTimeout
+}
+
+func (c *Config) maxSessions() int {
+	if c.MaxSessions > 0 {
+		return c.MaxSessions
+	}
+	return 100
+}
+
+func (c *Config) probeTimeout() time.Duration {
+	if c.ProbeTimeout > 0 {
+		return c.ProbeTimeout
+	}
+	return 10 * time.Second
+}
+
+func (c *Config) sessionMode() SessionMode {
+	if c.SessionMode == "" || c.SessionMode == SessionPerSession {
+		return SessionAuto
+	}
+	return c.SessionMode
+}

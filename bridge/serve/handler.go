@@ -1,0 +1,229 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// ErrNoCommand is returned by New when Config.Command is nil.
+var ErrNoCommand = errors.New("serve: Config.Command is required")
+
+// A Handler serves one MCP stdio server at a Streamable HTTP endpoint. It
+// implements http.Handler for the MCP path, /healthz and /readyz.
+//
+// Call Start before serving, BeginShutdown when the listener stops
+// accepting, and Close to stop every child and join every goroutine.
+type Handler struct {
+	cfg   Config
+	log   zerolog.Logger
+	guard *guard
+	ids   atomic.Int64 // child-side ids, unique across all children
+
+	shared   *sharedChild
+	sessions *sessionTable
+
+	closing   chan struct{} // closed by BeginShutdown: long-lived streams end
+	closeOnce sync.Once
+	killed    chan struct{} // closed by Close: in-flight work is abandoned
+	killOnce  sync.Once
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// New returns a Handler. It starts nothing.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Command == nil {
+		return nil, ErrNoCommand
+	}
+	h := &Handler{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		guard:   newGuard(&cfg),
+		closing: make(chan struct{}),
+		killed:  make(chan struct{}),
+	}
+	h.shared = newSharedChild(h)
+	h.sessions = newSessionTable(h)
+	return h, nil
+}
+
+// Start launches the shared child under a supervisor and the idle-session
+// reaper. They run until Close.
+func (h *Handler) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.wg.Go(func() { h.shared.run(ctx) })
+	h.wg.Go(func() { h.sessions.reap(ctx) })
+}
+
+// BeginShutdown stops accepting MCP requests (503) and ends long-lived
+// streams (legacy GET streams, subscriptions); requests already in flight
+// go on until they finish or Close is called.
+func (h *Handler) BeginShutdown() {
+	h.closeOnce.Do(func() { close(h.closing) })
+}
+
+// InFlight returns the number of requests the children have not answered.
+func (h *Handler) InFlight() int { return h.shared.pending() + h.sessions.pending() }
+
+// Close abandons in-flight requests (each gets an error response), stops
+// every child with the stdio shutdown sequence and waits for all of the
+// Handler's goroutines.
+func (h *Handler) Close() error {
+	h.BeginShutdown()
+	h.killOnce.Do(func() { close(h.killed) })
+	if h.cancel != nil {
+		h.cancel()
+	}
+	h.sessions.closeAll()
+	h.wg.Wait()
+	return nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+		return
+	case "/readyz":
+		h.serveReady(w)
+		return
+	case h.cfg.path():
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if h.guard.cors(w, r) {
+		return
+	}
+	if !h.guard.check(w, r) {
+		return
+	}
+	select {
+	case <-h.closing:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge is shutting down", nil)
+		return
+	default:
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r)
+	case http.MethodGet:
+		h.sessions.serveGet(w, r)
+	case http.MethodDelete:
+		h.sessions.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "POST, GET, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "Method not allowed", nil)
+	}
+}
+
+func (h *Handler) serveReady(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if reason := h.shared.notReady(); reason != "" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, reason+"\n")
+		return
+	}
+	io.WriteString(w, "ready\n")
+}
+
+// acceptsBoth reports whether an Accept header admits both JSON and SSE, as
+// 2025-03-26+ clients MUST send ("application/json, text/event-stream").
+// Wildcards count, so curl's */* works.
+func acceptsBoth(accept string) bool {
+	var json, sse bool
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*":
+			json, sse = true, true
+		case "application/*", "application/json":
+			json = true
+		case "text/*", "text/event-stream":
+			sse = true
+		}
+	}
+	return json && sse
+}
+
+func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
+		return
+	}
+	if !acceptsBoth(r.Header.Get("Accept")) {
+		writeError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream", nil)
+		return
+	}
+	// MaxBytesReader counts the bytes actually read, so a chunked body
+	// without Content-Length is limited as well.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody()))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest, "Request body exceeds the limit", nil)
+			return
+		}
+		h.log.Debug().Err(err).Msg("reading request body")
+		return
+	}
+	if !json.Valid(body) {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeParseError, "Parse error: the body is not valid JSON", nil)
+		return
+	}
+	trimmed := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t\r\n")
+	if strings.HasPrefix(trimmed, "[") {
+		h.sessions.serveBatch(w, r, body)
+		return
+	}
+	var m wire.Message
+	if err := wire.Parse(body, &m); err != nil {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message", nil)
+		return
+	}
+	if m.Kind == wire.KindRequest && !validID(m.IDBytes()) {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
+		return
+	}
+	// Body-primary classification (2026-07-28 versioning §Dual-era servers):
+	// a message whose _meta names a protocol version is modern; everything
+	// else belongs to a legacy session.
+	if m.IsModern() {
+		h.serveModern(w, r, &m)
+		return
+	}
+	h.sessions.servePost(w, r, &m)
+}
+
+// validID accepts the id forms MCP allows: strings and integers.
+func validID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return true
+	}
+	for i, c := range id {
+		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return false
+		}
+	}
+	return true
+}

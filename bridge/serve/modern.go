@@ -1,0 +1,183 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// serveModern handles one 2026-07-28 POST: validate the request metadata
+// headers against the body, then relay the request to the shared child and
+// stream its answer back.
+func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	id := m.IDBytes()
+	if m.Kind == wire.KindResponse {
+		// streamable-http §Sending: "The client MUST NOT send JSON-RPC responses."
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients do not send responses", nil)
+		return
+	}
+	if status, code, msg, data := h.checkModern(r.Header, m); status != 0 {
+		writeError(w, status, id, code, msg, data)
+		return
+	}
+	if m.Kind == wire.KindNotification {
+		// This revision defines no client notifications over HTTP
+		// (cancellation is closing the stream); accept and drop them.
+		h.log.Debug().Str("method", m.Method).Msg("modern notification ignored")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	conn := h.shared.conn.Load()
+	if conn == nil {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not running (restarting)", nil)
+		return
+	}
+	cl := &call{
+		origID:   clone(id),
+		method:   m.Method,
+		sink:     newSink(1),
+		logLevel: m.LogLevel != "",
+	}
+	if m.Method == "tools/list" {
+		cl.onFinal = func(resp *wire.Message) {
+			if resp.Result.Present() {
+				h.shared.tools.absorb(resp.Raw, resp.Result)
+			}
+		}
+	}
+	if err := conn.start(cl, m); err != nil {
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
+		return
+	}
+	rsp := newResponder(w, true)
+	var stop <-chan struct{}
+	if m.Method == "subscriptions/listen" {
+		stop = h.closing // a listen stream lives until shutdown
+	}
+	switch pump(r.Context(), rsp, cl.sink, h.cfg.keepalive(), stop, nil) {
+	case pumpClientGone:
+		cl.sink.close()
+		conn.cancel(cl, "client closed the stream")
+	case pumpStopped:
+		cl.sink.close()
+		conn.cancel(cl, "mcp-bridge is shutting down")
+	}
+	h.logCall(m, cl)
+}
+
+func since(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return time.Since(t)
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func (h *Handler) logCall(m *wire.Message, cl *call) {
+	if e := h.log.Debug(); e.Enabled() {
+		e.Str("method", m.Method).Bytes("id", cl.origID).Int64("child_id", cl.childID).
+			Dur("took", since(cl.started)).Msg("request done")
+	}
+}
+
+// checkModern validates the request metadata headers of a 2026-07-28
+// request (streamable-http §Server validation). It returns a zero status
+// when the request may proceed.
+func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code int, msg string, data []byte) {
+	mismatch := func(format string, args ...any) (int, int, string, []byte) {
+		return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + fmt.Sprintf(format, args...), nil
+	}
+	pv := strings.TrimSpace(hdr.Get(wire.HeaderProtocolVersion))
+	switch {
+	case pv == "":
+		return mismatch("missing required %s header", wire.HeaderProtocolVersion)
+	case pv != m.ProtocolVersion:
+		// §Protocol version header: the header MUST equal the body's version.
+		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderProtocolVersion, pv, m.ProtocolVersion)
+	}
+	if supported := h.shared.supported(); !slices.Contains(supported, m.ProtocolVersion) {
+		d, _ := jsonMarshal(map[string]any{"supported": supported, "requested": m.ProtocolVersion})
+		return http.StatusBadRequest, wire.CodeUnsupportedVersion, "Unsupported protocol version", d
+	}
+	if m.Kind != wire.KindRequest {
+		// Header requirements for notification POSTs are not defined by
+		// this revision.
+		return 0, 0, "", nil
+	}
+	switch mh, ok := hdr[http.CanonicalHeaderKey(wire.HeaderMethod)]; {
+	case !ok || len(mh) == 0:
+		return mismatch("missing required %s header", wire.HeaderMethod)
+	case strings.TrimSpace(mh[0]) != m.Method: // values are case-sensitive
+		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderMethod, strings.TrimSpace(mh[0]), m.Method)
+	}
+	if want, needed := m.NameValue(); needed {
+		raw := hdr.Get(wire.HeaderName)
+		if raw == "" {
+			return mismatch("missing required %s header", wire.HeaderName)
+		}
+		got, err := wire.DecodeHeaderValue(raw)
+		if err != nil {
+			return mismatch("%s header value is not valid", wire.HeaderName)
+		}
+		if got != want {
+			return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderName, got, want)
+		}
+	}
+	if m.Method == "tools/call" {
+		if st, c, ms, d := h.checkParamHeaders(hdr, m); st != 0 {
+			return st, c, ms, d
+		}
+	}
+	if !m.HasClientCapabilities {
+		// basic §_meta: "A request missing any required field is malformed
+		// ... -32602 (Invalid params). On HTTP, the response status MUST be
+		// 400 Bad Request."
+		return http.StatusBadRequest, wire.CodeInvalidParams, "Invalid params: missing required _meta field " + wire.MetaClientCapabilities, nil
+	}
+	return 0, 0, "", nil
+}
+
+// checkParamHeaders compares Mcp-Param-* headers with the tools/call
+// arguments named by the tool's x-mcp-header annotations. Tools the bridge
+// has not seen in a tools/list result are passed through unchecked; the
+// child still validates the body itself.
+func (h *Handler) checkParamHeaders(hdr http.Header, m *wire.Message) (int, int, string, []byte) {
+	bindings, ok := h.shared.tools.lookup(m.Name)
+	if !ok || len(bindings) == 0 {
+		return 0, 0, "", nil
+	}
+	var args []byte
+	if m.Arguments.Present() {
+		args = m.Bytes(m.Arguments)
+	}
+	vals, present, err := wire.ParamValues(args, bindings)
+	if err != nil {
+		return 0, 0, "", nil // malformed arguments: the child will say so
+	}
+	for i, b := range bindings {
+		name := wire.HeaderParamPrefix + b.Header
+		raw, has := hdr[http.CanonicalHeaderKey(name)]
+		switch {
+		case present[i] && !has:
+			return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: missing required " + name + " header", nil
+		case !present[i] && has:
+			return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + name + " header sent but the argument is absent", nil
+		case present[i]:
+			got, err := wire.DecodeHeaderValue(raw[0])
+			if err != nil {
+				return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + name + " header value is not valid", nil
+			}
+			if !wire.SameParamValue(b.Type, got, vals[i]) {
+				return http.StatusBadRequest, wire.CodeHeaderMismatch, fmt.Sprintf("Header mismatch: %s header value '%s' does not match body value '%s'", name, got, vals[i]), nil
+			}
+		}
+	}
+	return 0, 0, "", nil
+}

@@ -1,0 +1,196 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// A responder writes one HTTP response that is either a single JSON message
+// or an SSE stream, decided by what arrives first (the response alone: JSON;
+// anything else, or a long wait: SSE).
+type responder struct {
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	modern    bool   // map MCP error codes to HTTP statuses (2026-07-28)
+	sessionID string // legacy: set Mcp-Session-Id on the response
+	sse       bool
+	started   bool
+	buf       []byte
+}
+
+func newResponder(w http.ResponseWriter, modern bool) *responder {
+	return &responder{w: w, rc: http.NewResponseController(w), modern: modern}
+}
+
+func (r *responder) header() http.Header {
+	h := r.w.Header()
+	if r.sessionID != "" {
+		h.Set(wire.HeaderSessionID, r.sessionID)
+	}
+	return h
+}
+
+func (r *responder) startSSE() error {
+	if r.started {
+		return nil
+	}
+	r.started, r.sse = true, true
+	h := r.header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	// 2026-07-28 streamable-http: servers SHOULD include X-Accel-Buffering:
+	// no, so that reverse proxies pass each event on at once.
+	h.Set("X-Accel-Buffering", "no")
+	r.w.WriteHeader(http.StatusOK)
+	// A stream may legitimately outlive any server-wide write timeout.
+	_ = r.rc.SetWriteDeadline(time.Time{})
+	return r.rc.Flush()
+}
+
+// event writes one SSE event carrying msg and flushes it.
+func (r *responder) event(msg []byte) error {
+	if err := r.startSSE(); err != nil {
+		return err
+	}
+	r.buf = append(append(append(r.buf[:0], "event: message\ndata: "...), msg...), "\n\n"...)
+	if _, err := r.w.Write(r.buf); err != nil {
+		return err
+	}
+	if cap(r.buf) > 1<<20 {
+		r.buf = nil
+	}
+	return r.rc.Flush()
+}
+
+func (r *responder) comment() error {
+	if err := r.startSSE(); err != nil {
+		return err
+	}
+	if _, err := r.w.Write([]byte(": keepalive\n\n")); err != nil {
+		return err
+	}
+	return r.rc.Flush()
+}
+
+// json writes msg as the whole response.
+func (r *responder) json(msg []byte) error {
+	r.started = true
+	status := http.StatusOK
+	if r.modern {
+		var m wire.Message
+		if wire.Parse(msg, &m) == nil && m.Error.Present() {
+			status = modernErrorStatus(m.ErrorCode)
+		}
+	}
+	h := r.header()
+	h.Set("Content-Type", "application/json")
+	r.w.WriteHeader(status)
+	_, err := r.w.Write(msg)
+	return err
+}
+
+// modernErrorStatus maps an error a 2026-07-28 request ends with to its
+// HTTP status (streamable-http §Protocol version header, basic §Error
+// codes): header and version problems are 400, an unknown method is 404.
+func modernErrorStatus(code int) int {
+	switch code {
+	case wire.CodeHeaderMismatch, wire.CodeMissingCapability, wire.CodeUnsupportedVersion:
+		return http.StatusBadRequest
+	case wire.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+// pumpResult says how a pump ended.
+type pumpResult int
+
+const (
+	pumpComplete   pumpResult = iota // every expected message was written
+	pumpClientGone                   // the client disconnected or a write failed
+	pumpStopped                      // the bridge ended the stream (shutdown, session end)
+)
+
+// pump copies the sink's messages to the response until the sink is
+// complete, the client goes away, or stop or stop2 is closed (nil channels
+// never fire). It writes keepalive comments on a quiet stream, turning a
+// still-undecided response into SSE.
+func pump(ctx context.Context, r *responder, s *sink, keepalive time.Duration, stop, stop2 <-chan struct{}) pumpResult {
+	var tick <-chan time.Time
+	if keepalive > 0 {
+		t := time.NewTicker(keepalive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		msgs, complete, overrun := s.take()
+		if overrun {
+			return pumpClientGone
+		}
+		if !r.started && !r.sse && complete && len(msgs) == 1 {
+			if r.json(msgs[0]) != nil {
+				return pumpClientGone
+			}
+			return pumpComplete
+		}
+		for _, m := range msgs {
+			if r.event(m) != nil {
+				return pumpClientGone
+			}
+		}
+		if complete {
+			if !r.started { // e.g. a stream ended before anything was sent
+				_ = r.startSSE()
+			}
+			return pumpComplete
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return pumpClientGone
+		case <-stop:
+			return r.finish(s)
+		case <-stop2:
+			return r.finish(s)
+		case <-tick:
+			if r.comment() != nil {
+				return pumpClientGone
+			}
+		}
+	}
+}
+
+// finish writes what is still queued when the bridge ends a stream, so an
+// error response queued just before the stop is not lost.
+func (r *responder) finish(s *sink) pumpResult {
+	msgs, complete, _ := s.take()
+	if !r.started && complete && len(msgs) == 1 {
+		if r.json(msgs[0]) != nil {
+			return pumpClientGone
+		}
+		return pumpComplete
+	}
+	if !r.started {
+		_ = r.startSSE()
+	}
+	for _, m := range msgs {
+		if r.event(m) != nil {
+			return pumpClientGone
+		}
+	}
+	if complete {
+		return pumpComplete
+	}
+	return pumpStopped
+}
+
+// writeError answers a request with a JSON-RPC error and an HTTP status.
+func writeError(w http.ResponseWriter, status int, id []byte, code int, msg string, data []byte) {
+	body := wire.ErrorResponse(id, code, msg, data)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,503 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
+)
+
+// legacyVersions are the handshake-era revisions a legacy session may
+// negotiate.
+var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// maxBacklog bounds the server-initiated messages a session holds while no
+// stream is open to carry them.
+const maxBacklog = 1000
+
+// sessionTable owns the legacy (2025-xx) sessions.
+type sessionTable struct {
+	h      *Handler
+	mu     sync.Mutex
+	byID   map[string]*session
+	shared *legacyShared // SessionShared mode only
+}
+
+func newSessionTable(h *Handler) *sessionTable {
+	t := &sessionTable{h: h, byID: map[string]*session{}}
+	if h.cfg.sessionMode() == SessionShared {
+		t.shared = newLegacyShared(h)
+	}
+	return t
+}
+
+// A session is one legacy client: an Mcp-Session-Id, a child connection
+// (its own child, or the shared legacy child), its GET stream, and its
+// requests in flight.
+type session struct {
+	id    string
+	t     *sessionTable
+	conn  *childConn
+	host  *stdiohost.Host // own child; nil when shared
+	log   zerolog.Logger
+	endCh chan struct{}
+
+	mu         sync.Mutex
+	version    string
+	get        *sink
+	backlog    [][]byte
+	pending    []*call          // in arrival order
+	byOrig     map[string]int64 // client request id -> child id
+	lastActive time.Time
+	ended      bool
+}
+
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:]) // crypto/rand: 2025-11-25 security: "MUST use secure, non-deterministic session IDs"
+	return hex.EncodeToString(b[:])
+}
+
+func (t *sessionTable) lookup(id string) *session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}
+
+func (t *sessionTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
+}
+
+func (t *sessionTable) pending() int {
+	t.mu.Lock()
+	ss := make([]*session, 0, len(t.byID))
+	for _, s := range t.byID {
+		ss = append(ss, s)
+	}
+	t.mu.Unlock()
+	n := 0
+	for _, s := range ss {
+		s.mu.Lock()
+		n += len(s.pending)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// sessionFor resolves the Mcp-Session-Id of a non-initialize request,
+// answering 400 or 404 itself when there is no usable session.
+func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []byte) *session {
+	sid := r.Header.Get(wire.HeaderSessionID)
+	if sid == "" {
+		// 2025-11-25 transports §Session management: servers that require a
+		// session id "SHOULD respond to requests without an Mcp-Session-Id
+		// header (other than initialization) with HTTP 400 Bad Request".
+		writeError(w, http.StatusBadRequest, id, wire.CodeConnectionClosed, "Bad Request: Mcp-Session-Id header is required (send initialize first, or use the 2026-07-28 _meta envelope)", nil)
+		return nil
+	}
+	s := t.lookup(sid)
+	if s == nil {
+		// "MUST respond to requests containing that session ID with HTTP 404".
+		writeError(w, http.StatusNotFound, id, wire.CodeRequestTimeout, "Session not found", nil)
+		return nil
+	}
+	if pv := strings.TrimSpace(r.Header.Get(wire.HeaderProtocolVersion)); pv != "" && !slices.Contains(legacyVersions, pv) {
+		// 2025-06-18 transports §Protocol version header: an invalid or
+		// unsupported MCP-Protocol-Version "MUST" get 400 Bad Request.
+		writeError(w, http.StatusBadRequest, id, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+pv, nil)
+		return nil
+	}
+	s.touch()
+	return s
+}
+
+func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	if m.Method == "initialize" {
+		if r.Header.Get(wire.HeaderSessionID) != "" {
+			writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request: initialize must be sent without Mcp-Session-Id", nil)
+			return
+		}
+		if m.Kind != wire.KindRequest {
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil)
+			return
+		}
+		t.initialize(w, r, m)
+		return
+	}
+	s := t.sessionFor(w, r, m.IDBytes())
+	if s == nil {
+		return
+	}
+	switch m.Kind {
+	case wire.KindRequest:
+		s.request(w, r, m)
+	case wire.KindNotification:
+		s.notify(m)
+		w.WriteHeader(http.StatusAccepted)
+	case wire.KindResponse:
+		// A client's answer to a server-to-client request: the child's ids
+		// were never rewritten, so it goes back verbatim.
+		if err := s.conn.send(clone(m.Raw)); err != nil {
+			writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	if t.count() >= t.h.cfg.maxSessions() {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many sessions", nil)
+		return
+	}
+	s := &session{
+		id:         newSessionID(),
+		t:          t,
+		endCh:      make(chan struct{}),
+		byOrig:     map[string]int64{},
+		lastActive: time.Now(),
+	}
+	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
+	if t.shared != nil {
+		t.shared.initialize(w, r, m, s)
+		return
+	}
+	conn := newChildConn(&t.h.ids, s, s.log)
+	host, err := startHost(t.h, conn)
+	if err != nil {
+		s.log.Error().Err(err).Msg("cannot start MCP server for a new session")
+		writeError(w, http.StatusInternalServerError, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot start the MCP server: "+err.Error(), nil)
+		return
+	}
+	s.conn, s.host = conn, host
+	t.add(s)
+	t.h.wg.Go(func() {
+		<-host.Done()
+		conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
+		s.end("MCP server process exited")
+	})
+	s.requestWith(w, r, m, func(resp *wire.Message) {
+		if resp.Error.Present() {
+			// A failed handshake leaves nothing to keep.
+			go s.end("initialize failed")
+			return
+		}
+		if v, ok := wire.StringField(resp.Raw, resp.Result, "protocolVersion"); ok {
+			s.mu.Lock()
+			s.version = v
+			s.mu.Unlock()
+		}
+	})
+}
+
+func (t *sessionTable) add(s *session) {
+	t.mu.Lock()
+	t.byID[s.id] = s
+	t.mu.Unlock()
+	s.log.Info().Msg("session started")
+}
+
+func (s *session) touch() {
+	s.mu.Lock()
+	s.lastActive = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	if l := s.t.shared; l != nil && (m.Method == "resources/subscribe" || m.Method == "resources/unsubscribe") {
+		// A shared child holds one subscription per resource for all
+		// sessions; only the first subscribe and the last unsubscribe reach it.
+		if !l.subscribe(s, m.URI, m.Method == "resources/subscribe") {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(wire.ResultResponse(m.IDBytes(), []byte("{}")))
+			return
+		}
+	}
+	s.requestWith(w, r, m, nil)
+}
+
+// requestWith relays one request and streams the child's answer, together
+// with whatever the child sends while it is pending, back on the POST.
+func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message)) {
+	h := s.t.h
+	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal}
+	if !s.track(cl, m) {
+		writeError(w, http.StatusNotFound, m.IDBytes(), wire.CodeRequestTimeout, "Session not found", nil)
+		return
+	}
+	if err := s.conn.start(cl, m); err != nil {
+		s.settled(cl, true)
+		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
+		return
+	}
+	rsp := newResponder(w, false)
+	if m.Method == "initialize" {
+		rsp.sessionID = s.id
+	}
+	res := pump(r.Context(), rsp, cl.sink, h.cfg.keepalive(), s.endCh, h.killed)
+	if res != pumpComplete {
+		// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
+		// the client cancelling its request." The call stays pending at the
+		// child; its answer is dropped when it comes.
+		cl.sink.close()
+	}
+	h.logCall(m, cl)
+}
+
+// track registers cl under the session before it is sent, so that a
+// notifications/cancelled naming the client's id can be translated.
+func (s *session) track(cl *call, m *wire.Message) bool {
+	cl.childID = s.t.h.ids.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	s.pending = append(s.pending, cl)
+	s.byOrig[string(cl.origID)] = cl.childID
+	return true
+}
+
+// settled is called (on the child's reader goroutine) for every message
+// delivered to cl; a final one retires cl from the session.
+func (s *session) settled(cl *call, final bool) {
+	if !final {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.pending, cl); i >= 0 {
+		s.pending = slices.Delete(s.pending, i, i+1)
+	}
+	if s.byOrig[string(cl.origID)] == cl.childID {
+		delete(s.byOrig, string(cl.origID))
+	}
+}
+
+// notify relays a client notification. A cancellation names the client's
+// request id, which the child knows under the bridge's id.
+func (s *session) notify(m *wire.Message) {
+	msg := clone(m.Raw)
+	if m.Method == "notifications/cancelled" && m.RequestID.Present() {
+		s.mu.Lock()
+		childID, ok := s.byOrig[string(m.Bytes(m.RequestID))]
+		s.mu.Unlock()
+		if !ok {
+			s.log.Debug().Bytes("request_id", m.Bytes(m.RequestID)).Msg("cancellation of no pending request ignored")
+			return
+		}
+		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, childID)})
+		// The client has given up on the request: its answer, if any, is
+		// not wanted, and its stream can end.
+		if cl := s.conn.take(childID); cl != nil {
+			s.settled(cl, true)
+			cl.sink.end()
+		}
+	}
+	if m.Method == "notifications/initialized" && s.t.shared != nil {
+		return // the bridge already initialized the shared child itself
+	}
+	if err := s.conn.send(msg); err != nil {
+		s.log.Debug().Err(err).Str("method", m.Method).Msg("notification not delivered")
+	}
+}
+
+// unrouted and childRequest make a session the owner of its own child:
+// everything the child sends belongs to this one client.
+func (s *session) unrouted(c *childConn, m *wire.Message) {
+	s.route(clone(m.Raw), m.Method == "notifications/message")
+}
+
+func (s *session) childRequest(c *childConn, m *wire.Message) {
+	s.route(clone(m.Raw), true)
+}
+
+// route places a server-initiated message on one stream (the spec forbids
+// broadcasting it: 2025-11-25 transports, "MUST send each of its JSON-RPC
+// messages on only one of the connected streams"). Messages that relate to
+// a request in flight (server-to-client requests, log lines) prefer that
+// request's stream; the rest prefer the GET stream. With no stream open
+// they wait in a bounded backlog for the next GET.
+func (s *session) route(msg []byte, related bool) {
+	s.mu.Lock()
+	get := s.get
+	pend := slices.Clone(s.pending)
+	s.mu.Unlock()
+	if related {
+		for _, cl := range pend {
+			if cl.sink.push(msg, false) {
+				return
+			}
+		}
+	}
+	if get != nil && get.push(msg, false) {
+		return
+	}
+	if !related {
+		for _, cl := range pend {
+			if cl.sink.push(msg, false) {
+				return
+			}
+		}
+	}
+	s.mu.Lock()
+	if len(s.backlog) >= maxBacklog {
+		s.backlog = s.backlog[1:]
+		s.log.Warn().Msg("session backlog full; oldest server message dropped")
+	}
+	s.backlog = append(s.backlog, msg)
+	s.mu.Unlock()
+}
+
+// end terminates the session: it is forgotten (later requests get 404), its
+// streams close, requests still pending are cancelled at a shared child,
+// and its own child is shut down.
+func (s *session) end(reason string) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	pend := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	t := s.t
+	t.mu.Lock()
+	delete(t.byID, s.id)
+	t.mu.Unlock()
+	// Every request still pending gets its one response before the
+	// streams close.
+	msg := "mcp-bridge: session ended: " + reason
+	if s.host != nil {
+		s.conn.failAll(msg, nil)
+	} else {
+		for _, cl := range pend {
+			s.conn.cancel(cl, "session ended")
+			cl.sink.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
+		}
+	}
+	if t.shared != nil {
+		t.shared.forget(s)
+	}
+	close(s.endCh)
+	s.log.Info().Str("reason", reason).Msg("session ended")
+	if s.host != nil {
+		t.h.wg.Go(func() { s.host.Close() })
+	}
+}
+
+func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(wire.HeaderSessionID) == "" {
+		// Without a legacy session there is no standalone stream; 2026-07-28
+		// clients never open one (streamable-http: GET SHOULD get 405).
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "Method not allowed: GET needs an Mcp-Session-Id", nil)
+		return
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") && !strings.Contains(r.Header.Get("Accept"), "*/*") {
+		writeError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream", nil)
+		return
+	}
+	s := t.sessionFor(w, r, nil)
+	if s == nil {
+		return
+	}
+	sk := newSink(-1)
+	s.mu.Lock()
+	old := s.get
+	s.get = sk
+	backlog := s.backlog
+	s.backlog = nil
+	s.mu.Unlock()
+	if old != nil {
+		// A reconnecting client replaces its stream; the old connection is
+		// probably dead already (supergateway#126: a 409 here was fatal).
+		old.end()
+	}
+	for _, m := range backlog {
+		sk.push(m, false)
+	}
+	rsp := newResponder(w, false)
+	if rsp.startSSE() != nil {
+		return
+	}
+	pump(r.Context(), rsp, sk, t.h.cfg.keepalive(), s.endCh, t.h.closing)
+	sk.close()
+	s.mu.Lock()
+	if s.get == sk {
+		s.get = nil
+	}
+	s.mu.Unlock()
+}
+
+func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(wire.HeaderSessionID) == "" {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeConnectionClosed, "Bad Request: Mcp-Session-Id header is required", nil)
+		return
+	}
+	s := t.sessionFor(w, r, nil)
+	if s == nil {
+		return
+	}
+	s.end("deleted by client")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// reap ends sessions that have been idle longer than the idle timeout.
+func (t *sessionTable) reap(ctx context.Context) {
+	idle := t.h.cfg.idleTimeout()
+	if idle < 0 {
+		return
+	}
+	tick := time.NewTicker(min(idle/4+time.Millisecond, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t.mu.Lock()
+		var stale []*session
+		for _, s := range t.byID {
+			s.mu.Lock()
+			if len(s.pending) == 0 && time.Since(s.lastActive) > idle {
+				stale = append(stale, s)
+			}
+			s.mu.Unlock()
+		}
+		t.mu.Unlock()
+		for _, s := range stale {
+			s.end("idle timeout")
+		}
+	}
+}
+
+// closeAll ends every session (Handler.Close).
+func (t *sessionTable) closeAll() {
+	t.mu.Lock()
+	all := make([]*session, 0, len(t.byID))
+	for _, s := range t.byID {
+		all = append(all, s)
+	}
+	t.mu.Unlock()
+	for _, s := range all {
+		s.end("mcp-bridge is shutting down")
+	}
+	if t.shared != nil {
+		t.shared.close()
+	}
+}

@@ -1,0 +1,79 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// toolCache remembers the x-mcp-header bindings of the child's tools, so
+// that Mcp-Param-* headers can be checked against tools/call arguments
+// (2026-07-28 streamable-http §Server behavior for custom headers). It is
+// filled when the child starts and from every tools/list result that passes
+// through.
+type toolCache struct {
+	mu       sync.Mutex
+	bindings map[string][]wire.ParamBinding // tool name -> bindings (nil: none)
+}
+
+func (t *toolCache) lookup(name string) ([]wire.ParamBinding, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, ok := t.bindings[name]
+	return b, ok
+}
+
+// absorb records the tools of one tools/list result page.
+func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
+	tools, ok := wire.Field(raw, result, "tools")
+	if !ok {
+		return ""
+	}
+	elems, err := wire.Elements(raw, tools)
+	if err != nil {
+		return ""
+	}
+	found := make(map[string][]wire.ParamBinding, len(elems))
+	for _, e := range elems {
+		name, ok := wire.StringField(raw, e, "name")
+		if !ok {
+			continue
+		}
+		var b []wire.ParamBinding
+		if schema, ok := wire.Field(raw, e, "inputSchema"); ok {
+			b, _ = wire.ToolBindings(raw[schema.Start:schema.End])
+		}
+		found[name] = b
+	}
+	t.mu.Lock()
+	if t.bindings == nil {
+		t.bindings = make(map[string][]wire.ParamBinding)
+	}
+	for k, v := range found {
+		t.bindings[k] = v
+	}
+	t.mu.Unlock()
+	cursor, _ := wire.StringField(raw, result, "nextCursor")
+	return cursor
+}
+
+// prefetch lists every tool of a newly started child.
+func (t *toolCache) prefetch(ctx context.Context, conn *childConn) {
+	cursor := ""
+	for range 100 { // bounded: a child that pages forever is not our problem
+		params := []byte(probeMeta)
+		if cursor != "" {
+			c, _ := json.Marshal(cursor)
+			params = append(append(append([]byte(`{"cursor":`), c...), ','), probeMeta[1:]...)
+		}
+		resp, err := conn.request(ctx, "tools/list", params)
+		if err != nil || !resp.Result.Present() {
+			return
+		}
+		if cursor = t.absorb(resp.Raw, resp.Result); cursor == "" {
+			return
+		}
+	}
+}

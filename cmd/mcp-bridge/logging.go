@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+)
+
+// logFlags are the flags every subcommand shares.
+type logFlags struct {
+	level  string
+	format string
+}
+
+func (l *logFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&l.level, "log-level", "info", "log `level`: trace|debug|info|warn|error")
+	fs.StringVar(&l.format, "log-format", "auto", "log `format`: auto (console on a terminal, else json)|json|console")
+}
+
+// logger builds the process logger. It always writes to stderr: in connect
+// mode stdout belongs to the MCP stream.
+func (l *logFlags) logger(stderr io.Writer) (zerolog.Logger, error) {
+	level, err := zerolog.ParseLevel(l.level)
+	if err != nil || l.level == "" || level == zerolog.NoLevel {
+		return zerolog.Nop(), usagef("--log-level %q: want trace, debug, info, warn or error", l.level)
+	}
+	var w io.Writer
+	switch l.format {
+	case "json":
+		w = stderr
+	case "console":
+		w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: !isTerminal(stderr)}
+	case "auto":
+		if isTerminal(stderr) {
+			w = zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly}
+		} else {
+			w = stderr
+		}
+	default:
+		return zerolog.Nop(), usagef("--log-format %q: want auto, json or console", l.format)
+	}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	return zerolog.New(zerolog.SyncWriter(w)).Level(level).With().Timestamp().Logger(), nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// byteSize is a pflag.Value for sizes such as 32MiB, 512k or 1048576.
+type byteSize int64
+
+func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+func (b *byteSize) Type() string   { return "bytes" }
+func (b *byteSize) Set(s string) error {
+	n, err := parseSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK      = 0
+	exitFailure = 1 // a runtime failure: listen error, child cannot start, ...
+	exitUsage   = 2 // bad flags or arguments
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise the module version from the build info is used.
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+const usage = `mcp-bridge carries the Model Context Protocol between stdio and Streamable HTTP.
+
+Usage:
+  mcp-bridge connect [flags] URL            use a remote MCP server from a stdio-only host
+  mcp-bridge serve [flags] -- CMD [ARG...]  expose a local stdio MCP server at http://127.0.0.1:8080/mcp
+  mcp-bridge version
+
+Run "mcp-bridge connect --help" or "mcp-bridge serve --help" for the flags.
+`
+
+// usageError marks errors that should exit with status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], stderr)
+	case "connect":
+		err = runConnect(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "mcp-bridge %s\n", versionString())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "mcp-bridge: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "mcp-bridge: %v\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "mcp-bridge: %v\n", err)
+		return exitFailure
+	}
+}
+
+// applyEnv lets MCP_BRIDGE_<FLAG> supply a flag the command line left unset
+// (command line > environment > default), for the flags listed.
+func applyEnv(fs *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil || f.Changed {
+			continue
+		}
+		key := "MCP_BRIDGE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		if v, ok := os.LookupEnv(key); ok && v != "" {
+			if err := fs.Set(name, v); err != nil {
+				return usagef("%s: %v", key, err)
+			}
+		}
+	}
+	return nil
+}
