@@ -135,6 +135,17 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 		t.initialize(w, r, m)
 		return
 	}
+	if m.Kind == wire.KindNotification && r.Header.Get(wire.HeaderSessionID) == "" {
+		// A notification outside any session: 2026-07-28 clients (the Go
+		// SDK's, for one) still POST notifications/cancelled after closing
+		// the stream. The closed stream already cancelled the request, and a
+		// bare requestId cannot be attributed to one client safely, so the
+		// notification is accepted and dropped; a 400 would make such
+		// clients tear down their connection.
+		t.h.log.Debug().Str("method", m.Method).Msg("session-less notification accepted and ignored")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	s := t.sessionFor(w, r, m.IDBytes())
 	if s == nil {
 		return

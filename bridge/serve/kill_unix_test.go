@@ -1,0 +1,5 @@
+package serve
+
+import "syscall"
+
+func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,0 +1,216 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+)
+
+// Real peers: the Go SDK's conformance everything-server and the bundled
+// examples/memos server, built once for the package.
+var bins = map[string]string{}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "serve-test-bins")
+	if err != nil {
+		panic(err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	for name, pkg := range map[string]string{
+		"everything": "github.com/modelcontextprotocol/go-sdk/conformance/everything-server",
+		"memos":      "./examples/memos",
+	} {
+		out := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, b)
+			os.Exit(1)
+		}
+		bins[name] = out
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testBridge is a Handler behind an httptest server.
+type testBridge struct {
+	*Handler
+	URL string // the MCP endpoint
+	srv *httptest.Server
+	log *syncBuffer
+}
+
+func commandFor(argv ...string) func() *exec.Cmd {
+	return func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
+}
+
+// startBridge serves argv (a stdio MCP server) and waits until /readyz says
+// ready. cfg.Command is filled in from argv.
+func startBridge(t *testing.T, cfg Config, argv ...string) *testBridge {
+	t.Helper()
+	logs := &syncBuffer{}
+	if cfg.Command == nil {
+		cfg.Command = commandFor(argv...)
+	}
+	cfg.Logger = zerolog.New(io.MultiWriter(logs, testWriter{t})).Level(zerolog.DebugLevel)
+	if cfg.TerminateDelay == 0 {
+		cfg.TerminateDelay = 500 * time.Millisecond
+	}
+	if cfg.RestartBackoff == 0 {
+		cfg.RestartBackoff = 20 * time.Millisecond
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	srv := httptest.NewServer(h)
+	b := &testBridge{Handler: h, URL: srv.URL + cfg.path(), srv: srv, log: logs}
+	t.Cleanup(func() {
+		h.BeginShutdown()
+		srv.CloseClientConnections()
+		h.Close()
+		srv.Close()
+	})
+	waitReady(t, srv.URL)
+	return b
+}
+
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bridge not ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling an HTTP endpoint, not syncing goroutines
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	if testing.Verbose() {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// modernMeta is the 2026-07-28 _meta envelope of raw test requests.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw-test","version":"1"}}`
+
+// rawPost sends body with the given headers (the standard ones are added
+// unless present) and returns the response with its body read.
+func rawPost(t *testing.T, url, body string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading body: %v", err)
+	}
+	return resp, b
+}
+
+// modernHeaders are the request metadata headers of a modern request.
+func modernHeaders(method, name string) map[string]string {
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+// sseData returns the data payloads of an SSE body.
+func sseData(body []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(body), "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// messages returns the JSON-RPC messages of a response body, JSON or SSE.
+func messages(t *testing.T, resp *http.Response, body []byte) []map[string]any {
+	t.Helper()
+	var raw []string
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		raw = sseData(body)
+	} else {
+		raw = []string{string(body)}
+	}
+	var out []map[string]any
+	for _, r := range raw {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			t.Fatalf("not JSON: %q", r)
+		}
+		out = append(out, m)
+	}
+	return out
+}
