@@ -3,9 +3,173 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 )
 
+type connectFlags struct {
+	headers    []string
+	bearer     string
+	protocol   string
+	timeout    time.Duration
+	maxMessage byteSize
+	retries    int
+	retryWait  time.Duration
+	shutdown   time.Duration
+	log        logFlags
+}
+
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return errors.New("connect: not implemented yet")
+	var f connectFlags
+	fs := pflag.NewFlagSet("connect", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.maxMessage = 32 << 20
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "extra request header `\"Name: value\"` (repeatable; ${VAR} is expanded from the environment)")
+	fs.StringVar(&f.bearer, "bearer-token", "", "send Authorization: Bearer `token` (env MCP_BRIDGE_BEARER_TOKEN)")
+	fs.StringVar(&f.protocol, "protocol", "auto", "remote era: auto|modern (2026-07-28)|legacy (2025 sessions)")
+	fs.DurationVar(&f.timeout, "request-timeout", 0, "give up on a request after this `duration` (0: never; the host's own timeout still applies)")
+	fs.Var(&f.maxMessage, "max-message-size", "largest message in `bytes`, either way")
+	fs.IntVar(&f.retries, "retries", 4, "retries of a request that cannot have reached the server (dial error) or got 429/503 (0 disables)")
+	fs.DurationVar(&f.retryWait, "retry-max-wait", 10*time.Second, "longest single wait between retries, Retry-After included")
+	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
+	f.log.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
+			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
+			"that launch MCP servers as subprocesses. Logs go to stderr.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if err := applyEnv(fs, "bearer-token"); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usagef("connect: want exactly one URL, got %d arguments", fs.NArg())
+	}
+	u, err := url.Parse(fs.Arg(0))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("connect: %q is not an http(s) URL", fs.Arg(0))
+	}
+	log, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	proto := connect.Protocol(f.protocol)
+	switch proto {
+	case connect.ProtocolAuto, connect.ProtocolModern, connect.ProtocolLegacy:
+	default:
+		return usagef("--protocol %q: want auto, modern or legacy", f.protocol)
+	}
+	hdr, err := parseHeaders(f.headers, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if f.bearer != "" {
+		hdr.Set("Authorization", "Bearer "+f.bearer)
+	}
+	retries := f.retries
+	if retries == 0 {
+		retries = -1
+	}
+	b, err := connect.New(connect.Config{
+		URL:             u.String(),
+		Header:          hdr,
+		Protocol:        proto,
+		RequestTimeout:  f.timeout,
+		MaxMessageSize:  int(f.maxMessage),
+		MaxRetries:      retries,
+		MaxRetryWait:    f.retryWait,
+		ShutdownTimeout: f.shutdown,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	// Header values may carry secrets: log their names only.
+	names := make([]string, 0, len(hdr))
+	for k := range hdr {
+		names = append(names, k)
+	}
+	log.Info().Str("url", safeURL(u)).Strs("headers", names).Msg("mcp-bridge connect")
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = b.Run(ctx, stdin, stdout)
+	if errors.Is(err, context.Canceled) {
+		return nil // a signal: a normal way for a host to stop us
+	}
+	return err
+}
+
+// parseHeaders turns -H values into headers, expanding ${VAR}.
+func parseHeaders(values []string, lookup func(string) (string, bool)) (http.Header, error) {
+	h := http.Header{}
+	for _, v := range values {
+		name, value, ok := strings.Cut(v, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, usagef("-H %q: want \"Name: value\"", v)
+		}
+		expanded, err := expandVars(strings.TrimSpace(value), lookup)
+		if err != nil {
+			return nil, usagef("-H %s: %v", name, err)
+		}
+		if strings.ContainsAny(expanded, "\r\n") {
+			return nil, usagef("-H %s: the value contains a line break", name)
+		}
+		h.Add(name, expanded)
+	}
+	return h, nil
+}
+
+// expandVars replaces ${NAME} with the environment variable's value. Only
+// the braced form is expanded, so a literal "$" in a token survives; "$$"
+// is a literal "$". An unset variable is an error: sending an empty secret
+// is never what was meant.
+func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '$':
+			b.WriteByte('$')
+			i++
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("unterminated ${ in %q", s)
+			}
+			name := s[i+2 : i+end]
+			v, ok := lookup(name)
+			if !ok {
+				return "", fmt.Errorf("environment variable %s is not set", name)
+			}
+			b.WriteString(v)
+			i += end
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
+
+func safeURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	return c.String()
 }

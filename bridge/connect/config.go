@@ -1,0 +1,69 @@
+package connect
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Protocol pins the remote server's era.
+type Protocol string
+
+const (
+	ProtocolAuto   Protocol = "auto"   // follow what the host speaks
+	ProtocolModern Protocol = "modern" // 2026-07-28
+	ProtocolLegacy Protocol = "legacy" // 2025-xx handshake and sessions
+)
+
+// Config configures a Bridge. Zero values select the documented defaults.
+type Config struct {
+	// URL is the remote MCP endpoint. Required.
+	URL string
+
+	// Header is sent with every request (Authorization, -H headers).
+	Header http.Header
+
+	// HTTPClient, if set, sends the requests (tests, custom TLS).
+	HTTPClient *http.Client
+
+	// Protocol; if empty, ProtocolAuto.
+	Protocol Protocol
+
+	// RequestTimeout bounds each request; zero means no timeout (long tool
+	// calls are legitimate; a host's own timeout cancels them).
+	RequestTimeout time.Duration
+
+	// MaxMessageSize bounds one line from the host and one message from the
+	// remote. If zero, 32 MiB.
+	MaxMessageSize int
+
+	// MaxRetries and MaxRetryWait configure retries of requests that cannot
+	// have reached the server (dial errors) and of 429/503 answers. Zero
+	// selects httpclient's defaults (4 retries, 10s cap); MaxRetries < 0
+	// disables retries.
+	MaxRetries   int
+	MaxRetryWait time.Duration
+
+	// ShutdownTimeout bounds how long in-flight requests may finish after
+	// the host closes stdin. If zero, 10s.
+	ShutdownTimeout time.Duration
+
+	// Logger receives logs; the zero value discards them. It must not write
+	// to the host's stdout.
+	Logger zerolog.Logger
+}
+
+func (c *Config) shutdownTimeout() time.Duration {
+	if c.ShutdownTimeout > 0 {
+		return c.ShutdownTimeout
+	}
+	return 10 * time.Second
+}
+
+func (c *Config) maxMessageSize() int {
+	if c.MaxMessageSize > 0 {
+		return c.MaxMessageSize
+	}
+	return 32 << 20
+}

@@ -1,0 +1,245 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
+)
+
+// idempotent methods may be re-sent after a legacy session was re-created;
+// anything else (tools/call above all) may have had effects and is not.
+var idempotent = map[string]bool{
+	"ping": true, "tools/list": true, "prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"completion/complete": true, "server/discover": true,
+}
+
+// maxResumes bounds reconnects of one broken response stream.
+const maxResumes = 5
+
+// relay sends one host request and writes everything the remote sends back
+// for it. It always ends with exactly one response to the host, unless the
+// host cancelled the request.
+func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
+	if m.Method == "subscriptions/listen" && p.modern {
+		b.relayListen(ctx, p, m)
+		return
+	}
+	if b.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.cfg.RequestTimeout)
+		defer cancel()
+	}
+	if m.Method == "initialize" {
+		b.sess.beforeInitialize(m)
+	}
+	retried := false
+	for {
+		sid := b.client.SessionID()
+		got, err := b.exchange(ctx, p, m)
+		if got {
+			return
+		}
+		var se *httpclient.StatusError
+		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && sid != "" && !p.modern && m.Method != "initialize" {
+			// 2025-11-25 transports §Session management: a 404 for a request
+			// carrying a session id means the session is gone, and the client
+			// "MUST start a new session". The host cannot be asked to, so the
+			// bridge replays the host's own handshake.
+			if rerr := b.sess.reinitialize(ctx, sid); rerr != nil {
+				b.fail(p, fmt.Errorf("the remote session expired and could not be re-established: %w", rerr), nil)
+				return
+			}
+			if idempotent[m.Method] && !retried {
+				retried = true
+				continue
+			}
+			b.fail(p, errors.New("the remote session expired; mcp-bridge started a new one, but did not resend this "+m.Method+" because it may not be idempotent — retry it if that is safe"), se)
+			return
+		}
+		if err == nil {
+			err = errors.New("the remote closed the response stream before answering")
+		}
+		b.fail(p, err, se)
+		return
+	}
+}
+
+// exchange POSTs m and relays the answer. got reports whether the final
+// response reached the host.
+func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got bool, err error) {
+	hdr := b.headersFor(m)
+	resp, err := b.client.Post(ctx, m.Raw, hdr)
+	if err != nil {
+		var se *httpclient.StatusError
+		if errors.As(err, &se) {
+			if body := forwardableError(se, p.id); body != nil {
+				if p.modern && !p.headerRetry && se.StatusCode == http.StatusBadRequest && m.Method == "tools/call" &&
+					strings.Contains(string(body), "-32020") && b.tools.refresh(ctx, b, m) {
+					p.headerRetry = true
+					// streamable-http §Custom headers: on HeaderMismatch the
+					// client "SHOULD call tools/list to check for changes to
+					// the tool's inputSchema, then retry".
+					return b.exchange(ctx, p, m)
+				}
+				b.writeFinal(p, body)
+				return true, nil
+			}
+		}
+		return false, err
+	}
+	for attempt := 0; ; attempt++ {
+		got, err = b.consume(p, resp, m)
+		resp.Close()
+		if got || p.cancelled.Load() {
+			return true, nil
+		}
+		last, delay := resp.LastEventID(), resp.RetryDelay()
+		if last == "" || attempt >= maxResumes || ctx.Err() != nil {
+			if err == nil && ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return false, err
+		}
+		// The stream broke (or the server closed it to have us poll,
+		// 2025-11-25 SEP-1699): resume with Last-Event-ID, honouring retry.
+		b.log.Debug().Str("last_event_id", last).Dur("delay", delay).Msg("resuming response stream")
+		resp, err = b.client.Resume(ctx, last, delay, hdr)
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// consume writes the messages of one response to the host.
+func (b *Bridge) consume(p *pending, resp *httpclient.Response, req *wire.Message) (got bool, err error) {
+	for {
+		msg, err := resp.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return got, nil
+			}
+			return got, err
+		}
+		if b.emit(msg, p) {
+			got = true
+		}
+	}
+}
+
+// emit writes one message from the remote to the host and reports whether
+// it was p's final response. Results the bridge learns from pass through
+// here: the negotiated version of an initialize, the tool list.
+func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		if errors.Is(err, wire.ErrNotMessage) && firstByte(msg) == '[' {
+			b.write(msg) // a 2025-03-26 batch of responses
+			return false
+		}
+		b.log.Warn().Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
+		return false
+	}
+	if p == nil || m.Kind != wire.KindResponse || string(m.IDBytes()) != string(p.id) {
+		if p != nil && p.cancelled.Load() && m.Kind == wire.KindNotification {
+			return false // nothing more for a cancelled request
+		}
+		b.write(msg)
+		return false
+	}
+	if p.cancelled.Load() {
+		return true
+	}
+	switch {
+	case p.method == "initialize" && m.Result.Present():
+		b.sess.initializeResult(&m)
+	case p.method == "tools/list" && m.Result.Present():
+		msg = b.tools.absorb(b, &m)
+	}
+	b.write(msg)
+	return true
+}
+
+func (b *Bridge) writeFinal(p *pending, body []byte) {
+	if !p.cancelled.Load() {
+		b.write(body)
+	}
+}
+
+// forwardableError returns an HTTP error body that is itself the
+// JSON-RPC error response to request id (a 2026-07-28 server answers 400
+// -32020, 404 -32601 this way): the server's own words beat a paraphrase.
+func forwardableError(se *httpclient.StatusError, id []byte) []byte {
+	var m wire.Message
+	if wire.Parse(se.Body, &m) != nil || m.Kind != wire.KindResponse || !m.Error.Present() {
+		return nil
+	}
+	if string(m.IDBytes()) != string(id) {
+		return nil
+	}
+	return se.Body
+}
+
+// fail answers p with a JSON-RPC error describing err.
+func (b *Bridge) fail(p *pending, err error, se *httpclient.StatusError) {
+	if p.cancelled.Load() {
+		return
+	}
+	code, msg, data := describe(err, se, b.cfg)
+	b.log.Warn().Str("method", p.method).RawJSON("id", p.id).Err(err).Msg("request failed")
+	b.write(wire.ErrorResponse(p.id, code, msg, data))
+}
+
+// describe turns a failure into the error the host sees: what happened,
+// the HTTP status and a short body excerpt, and what to do about it.
+func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg string, data []byte) {
+	if se == nil {
+		errors.As(err, &se)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.CodeRequestTimeout, fmt.Sprintf("mcp-bridge: request timed out after %v (--request-timeout)", cfg.RequestTimeout), nil
+	case errors.Is(err, context.Canceled):
+		return wire.CodeConnectionClosed, "mcp-bridge: request abandoned: the bridge is shutting down", nil
+	case se != nil:
+		d := fmt.Appendf(nil, `{"httpStatus":%d,"body":`, se.StatusCode)
+		d = wire.AppendString(d, excerpt(se.Body, 500))
+		if wa := se.Header.Get("WWW-Authenticate"); wa != "" {
+			d = wire.AppendString(append(d, `,"wwwAuthenticate":`...), wa)
+		}
+		d = append(d, '}')
+		m := fmt.Sprintf("mcp-bridge: the remote MCP server answered HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
+		switch se.StatusCode {
+		case http.StatusUnauthorized:
+			m += ": it requires authorization — pass --bearer-token (or set MCP_BRIDGE_BEARER_TOKEN), or -H 'Authorization: ...'"
+		case http.StatusForbidden:
+			m += ": the credentials were refused or lack a scope"
+		}
+		if strings.HasPrefix(err.Error(), "the remote session") {
+			m = "mcp-bridge: " + err.Error()
+		}
+		return wire.CodeConnectionClosed, m, d
+	}
+	d := wire.AppendString([]byte(`{"url":`), cfg.URL)
+	d = wire.AppendString(append(d, `,"error":`...), err.Error())
+	d = append(d, '}')
+	return wire.CodeConnectionClosed, "mcp-bridge: " + err.Error(), d
+}
+
+func excerpt(b []byte, n int) string {
+	s := strings.ToValidUTF8(string(b), "?")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// since is time.Since, split out for the log lines.
+func since(t time.Time) time.Duration { return time.Since(t) }
