@@ -41,6 +41,13 @@ type Bridge struct {
 	streamCtx    context.Context // cancelled when the host leaves
 	stopStreams  context.CancelFunc
 	nextInternal atomic.Int64
+
+	// posted is closed once every notification and response read so far
+	// has been POSTed. stdio is ordered and HTTP POSTs are not: a request
+	// must not overtake the notifications/initialized the host sent before
+	// it (servers drop progress for a session not yet initialized).
+	// Requests among themselves stay concurrent.
+	posted chan struct{}
 }
 
 // pending is a host request in flight.
@@ -75,6 +82,8 @@ func New(cfg Config) (*Bridge, error) {
 		},
 	}
 	b.sess.b = b
+	b.posted = make(chan struct{})
+	close(b.posted)
 	return b, nil
 }
 
@@ -232,17 +241,41 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 		}
 		b.inflight[string(p.id)] = p
 		b.mu.Unlock()
+		before := b.posted
 		b.requests.Go(func() {
 			defer cancel()
 			defer b.retire(p)
+			select {
+			case <-before:
+			case <-rctx.Done():
+			}
 			b.relay(rctx, p, &m)
 		})
 	case wire.KindNotification:
 		b.notify(ctx, &m)
 	case wire.KindResponse:
 		// The host's answer to a server-to-client request.
-		b.requests.Go(func() { b.post(ctx, m.Raw, b.headersFor(&m), "response") })
+		b.inOrder(ctx, func(ctx context.Context) { b.post(ctx, m.Raw, b.headersFor(&m), "response") })
 	}
+}
+
+// inOrder runs send after every earlier notification and response has been
+// sent, without holding up the reading of stdin.
+func (b *Bridge) inOrder(ctx context.Context, send func(context.Context)) {
+	before, done := b.posted, make(chan struct{})
+	b.posted = done
+	b.requests.Go(func() {
+		defer close(done)
+		select {
+		case <-before:
+		case <-ctx.Done():
+			return
+		}
+		// A notification that hangs must not stall the session forever.
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		send(ctx)
+	})
 }
 
 func firstByte(b []byte) byte {
@@ -284,10 +317,10 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	}
 	raw := clone(m.Raw)
 	hdr := b.headersFor(m)
-	initialized := m.Method == "notifications/initialized"
-	b.requests.Go(func() {
-		b.post(ctx, raw, hdr, m.Method)
-		if initialized {
+	method := m.Method
+	b.inOrder(ctx, func(ctx context.Context) {
+		b.post(ctx, raw, hdr, method)
+		if method == "notifications/initialized" {
 			b.sess.onInitialized(raw)
 		}
 	})

@@ -129,7 +129,11 @@ func (b *Bridge) consume(p *pending, resp *httpclient.Response, req *wire.Messag
 			return got, err
 		}
 		if b.emit(msg, p) {
-			got = true
+			// The response ends the exchange ("the server SHOULD
+			// terminate the SSE stream" after it). Some servers keep the
+			// stream open and would go on parking session-wide messages on
+			// it; closing it sends them to the GET stream instead.
+			return true, nil
 		}
 	}
 }
