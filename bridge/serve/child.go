@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/lineio"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
@@ -154,6 +155,9 @@ func (c *childConn) send(msg []byte) error {
 		return errChildGone
 	}
 	if err := h.Send(msg); err != nil {
+		if errors.Is(err, lineio.ErrEmbeddedNewline) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", errChildGone, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,7 +189,16 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeParseError, "Parse error: the body is not valid JSON", nil)
 		return
 	}
-	trimmed := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t\r\n")
+	if bytes.ContainsAny(body, "\r\n") {
+		// stdio carries one message per line (stdio §Message format:
+		// messages "MUST NOT contain embedded newlines"), and HTTP bodies
+		// may be pretty-printed: drop the whitespace between tokens.
+		// Newlines inside strings are escapes and stay as they are.
+		var buf bytes.Buffer
+		json.Compact(&buf, body)
+		body = buf.Bytes()
+	}
+	trimmed := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t")
 	if strings.HasPrefix(trimmed, "[") {
 		h.sessions.serveBatch(w, r, body)
 		return

@@ -143,10 +143,20 @@ func (l *legacyShared) sessions() []*session {
 	return out
 }
 
-// unrouted fans a server notification out to the sessions it concerns: a
-// resource update to the sessions subscribed to that resource, anything
-// else to every session.
+// unrouted fans a server-wide notification (list_changed, a resource
+// update) out to the sessions it concerns: a resource update to the
+// sessions subscribed to that resource, anything else to every session. A
+// log message belongs to whichever call produced it, so it goes only where
+// that is unambiguous (see owner).
 func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
+	if m.Method == "notifications/message" {
+		if s := l.owner(); s != nil {
+			s.route(clone(m.Raw), true)
+		} else {
+			c.log.Debug().Msg("log message with several sessions in flight: not attributable, dropped")
+		}
+		return
+	}
 	targets := l.sessions()
 	if m.Method == "notifications/resources/updated" {
 		uri, _ := wire.StringField(m.Raw, m.Params, "uri")
@@ -155,36 +165,48 @@ func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
 		l.mu.Unlock()
 		targets = slices.DeleteFunc(targets, func(s *session) bool { return !subs[s] })
 	}
-	related := m.Method == "notifications/message"
 	for _, s := range targets {
-		s.route(clone(m.Raw), related)
+		s.route(clone(m.Raw), false)
 	}
 }
 
-// childRequest hands a server-to-client request to the session whose
-// request has waited longest: stdio gives no way to tell which request
-// caused it, and the oldest is the likeliest. Per-session mode has no such
-// guesswork.
+// childRequest hands a server-to-client request (sampling, elicitation,
+// roots) to the session it must belong to. stdio carries no link between
+// such a request and the call that caused it, so with several sessions in
+// flight the bridge cannot know, and a wrong guess would show one client's
+// prompt to another. It refuses instead; --session-mode per-session has no
+// such ambiguity.
 func (l *legacyShared) childRequest(c *childConn, m *wire.Message) {
-	var best *session
-	var oldest *call
-	for _, s := range l.sessions() {
-		s.mu.Lock()
-		if len(s.pending) > 0 && (oldest == nil || s.pending[0].started.Before(oldest.started)) {
-			best, oldest = s, s.pending[0]
-		}
-		s.mu.Unlock()
-	}
-	if best == nil {
-		if all := l.sessions(); len(all) > 0 {
-			best = all[0]
-		}
-	}
-	if best == nil {
-		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: no client session to ask", nil))
+	s := l.owner()
+	if s == nil {
+		c.log.Warn().Str("method", m.Method).Msg("shared child asked a client while several sessions are in flight; refused (use --session-mode per-session)")
+		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError,
+			"mcp-bridge: "+m.Method+" cannot be attributed to one client of a shared child; run the bridge with --session-mode per-session", nil))
 		return
 	}
-	best.route(clone(m.Raw), true)
+	s.route(clone(m.Raw), true)
+}
+
+// owner returns the one session with requests in flight, or the only
+// session there is; nil when that is ambiguous.
+func (l *legacyShared) owner() *session {
+	all := l.sessions()
+	if len(all) == 1 {
+		return all[0]
+	}
+	var found *session
+	for _, s := range all {
+		s.mu.Lock()
+		busy := len(s.pending) > 0
+		s.mu.Unlock()
+		if busy {
+			if found != nil {
+				return nil
+			}
+			found = s
+		}
+	}
+	return found
 }
 
 // subscribe keeps the child's resource subscriptions reference-counted
