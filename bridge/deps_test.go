@@ -1,0 +1,59 @@
+package bridge
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcp-bridge/mcp-bridge"
+
+// TestImportRules enforces the layout's one-way imports (design: cmd →
+// bridge → {httpclient, stdiohost → lineio}; nothing imports cmd or
+// examples) and the packages' own limits.
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := map[string][]string{
+		// package prefix: imports it must not have
+		module + "/lineio":     {module + "/", "encoding/json", "net/http", "os/exec", "github.com/rs/zerolog"},
+		module + "/httpclient": {module + "/", "os/exec"},
+		module + "/stdiohost":  {module + "/bridge", module + "/httpclient", module + "/cmd", "net/http"},
+		module + "/bridge":     {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
+		module + "/examples":   {module + "/cmd"},
+	}
+	allowedInternal := map[string][]string{
+		module + "/stdiohost": {module + "/lineio"},
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		for prefix, bad := range forbidden {
+			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+				continue
+			}
+		imports:
+			for _, imp := range strings.Fields(imports) {
+				for _, ok := range allowedInternal[prefix] {
+					if imp == ok {
+						continue imports
+					}
+				}
+				for _, b := range bad {
+					if imp == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(imp, b) && !strings.HasPrefix(imp, pkg)) ||
+						(!strings.HasSuffix(b, "/") && strings.HasPrefix(imp, b+"/")) {
+						t.Errorf("%s imports %s, which the layout forbids", pkg, imp)
+					}
+				}
+			}
+		}
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, module+"/cmd") || strings.HasPrefix(imp, module+"/examples") {
+				if !strings.HasPrefix(pkg, imp) {
+					t.Errorf("%s imports %s: nothing may import cmd/ or examples/", pkg, imp)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,13 @@
+// Package bridge holds the MCP semantics of mcp-bridge, in subpackages:
+//
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/wire]: the JSON-RPC envelope
+//     read in place (ids, methods, params and _meta fields as spans of the
+//     original bytes), splicing, and the 2026-07-28 header encodings.
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/serve]: the http.Handler that
+//     exposes a stdio MCP server over Streamable HTTP, for both protocol eras.
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/connect]: the stdio pump that
+//     makes a remote Streamable HTTP server usable by a stdio-only host.
+//
+// Imports flow one way: cmd/mcp-bridge → bridge/... → {httpclient,
+// stdiohost → lineio}. The rule is enforced by this package's tests.
+package bridge
