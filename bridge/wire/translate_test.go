@@ -1,0 +1,47 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestTranslateEdits(t *testing.T) {
+	meta := []byte(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`)
+	tests := []struct {
+		name string
+		in   string
+		edit func(m *Message) []byte
+		want string
+	}{
+		{"meta into no params", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, func(m *Message) []byte { return WithMetaFields(m, meta) },
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+		{"meta into empty params", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, func(m *Message) []byte { return WithMetaFields(m, meta) },
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+		{"meta into params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, func(m *Message) []byte { return WithMetaFields(m, meta) },
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"x"}}`},
+		{"meta into _meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":5}}}`, func(m *Message) []byte { return WithMetaFields(m, meta) },
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":5}}}`},
+		{"result fields", `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, func(m *Message) []byte { return WithResultFields(m, []byte(`"resultType":"complete"`)) },
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[]}}`},
+		{"result fields into {}", `{"jsonrpc":"2.0","id":1,"result":{}}`, func(m *Message) []byte { return WithResultFields(m, []byte(`"resultType":"complete"`)) },
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
+		{"drop fields", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":0, "cacheScope":"public"}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "resultType", "ttlMs", "cacheScope") },
+			`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+	}
+	for _, tt := range tests {
+		var m Message
+		if err := Parse([]byte(tt.in), &m); err != nil {
+			t.Fatal(err)
+		}
+		got := tt.edit(&m)
+		if string(got) != tt.want || !json.Valid(got) {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+	var m Message
+	Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}}}}}}`), &m)
+	c := m.ClientCapabilities()
+	if !c.Allows("sampling/createMessage") || !c.Allows("elicitation/create") || c.Allows("roots/list") {
+		t.Errorf("capabilities %+v", c)
+	}
+}
