@@ -23,19 +23,37 @@ var errChildGone = errors.New("serve: MCP server process is not running")
 // subscriptions/listen, its subscription id; the client's own values are
 // restored on every message that goes back.
 type call struct {
-	childID   int64
-	origID    []byte // the client's id, verbatim
-	origToken []byte // the client's progress token, verbatim; nil if none
-	method    string
-	sink      *sink       // where the client reads; nil for internal calls
-	internal  chan []byte // bridge-internal call: receives the raw response
-	sess      *session    // legacy session that sent it; nil for modern
-	logLevel  bool        // a modern request that asked for log notifications
-	started   time.Time
+	childID  int64
+	method   string
+	internal chan []byte // bridge-internal call: receives the raw response
+	sess     *session    // legacy session that sent it; nil for modern
+	logLevel bool        // a modern request that asked for log notifications
+	started  time.Time
 
-	// onFinal, if set, sees the child's response before it is delivered
-	// (on the reader goroutine; it must not block).
-	onFinal func(m *wire.Message)
+	// complete: the child speaks only the handshake era and the client is
+	// modern, so results get the 2026-07-28 resultType (and cache hints).
+	complete bool
+	// caps are a modern client's declared capabilities, for the
+	// server-to-client requests a legacy child may make during the call.
+	caps wire.Capabilities
+
+	// deliverFn, if set, replaces the sink (bridge-owned streams).
+	deliverFn func(msg []byte, final bool)
+	// onFinal, if set, sees the child's response first (on the reader
+	// goroutine; it must not block) and may take it over by returning true.
+	onFinal func(m *wire.Message) bool
+
+	mu        sync.Mutex
+	origID    []byte   // the client's id, verbatim
+	origToken []byte   // the client's progress token, verbatim; nil if none
+	sink      *sink    // where the client reads; nil while suspended (MRTR)
+	held      [][]byte // raw child messages kept while suspended
+}
+
+func (cl *call) target() (id, token []byte, sk *sink) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.origID, cl.origToken, cl.sink
 }
 
 // An owner decides what happens to child messages that no call claims:
@@ -75,6 +93,9 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 	if m.ProgressToken.Present() {
 		cl.origToken = clone(m.Bytes(m.ProgressToken))
 		edits = append(edits, wire.Edit{Span: m.ProgressToken, Value: idb})
+	}
+	if cl.origID == nil && cl.internal == nil && cl.deliverFn == nil {
+		cl.origID = clone(m.IDBytes())
 	}
 	msg := wire.Splice(m.Raw, edits...)
 	c.mu.Lock()
@@ -226,35 +247,99 @@ func (c *childConn) onResponse(m *wire.Message) {
 		cl = c.take(id)
 	}
 	if cl == nil {
-		c.log.Debug().Bytes("id", m.IDBytes()).Msg("response for no pending request (cancelled or late); dropped")
+		c.log.Debug().RawJSON("id", m.IDBytes()).Msg("response for no pending request (cancelled or late); dropped")
 		return
 	}
 	if cl.internal != nil {
 		cl.internal <- clone(m.Raw)
 		return
 	}
-	if cl.onFinal != nil {
-		cl.onFinal(m)
+	if cl.onFinal != nil && cl.onFinal(m) {
+		return
 	}
-	edits := []wire.Edit{{Span: m.ID, Value: cl.origID}}
-	// A listen stream's closing result names its subscription
-	// (subscriptions §Graceful closure): restore the client's id there too.
-	if cl.method == "subscriptions/listen" && m.Result.Present() {
-		if meta, ok := wire.Field(m.Raw, m.Result, "_meta"); ok {
-			if sub, ok := wire.Field(m.Raw, meta, wire.MetaSubscriptionID); ok {
-				edits = append(edits, wire.Edit{Span: sub, Value: cl.origID})
-			}
-		}
-	}
-	c.deliver(cl, wire.Splice(m.Raw, edits...), true)
+	c.route(cl, m, true)
 }
 
-func (c *childConn) deliver(cl *call, msg []byte, final bool) {
+// route delivers one child message that belongs to cl, in the client's
+// terms: its own request id, progress token and subscription id.
+func (c *childConn) route(cl *call, m *wire.Message, final bool) {
+	cl.mu.Lock()
+	if cl.sink == nil && cl.deliverFn == nil {
+		// Suspended: the client has an input_required result and has not
+		// retried yet. Keep the message for the retry's stream.
+		cl.held = append(cl.held, clone(m.Raw))
+		cl.mu.Unlock()
+		return
+	}
+	id, token, sk := cl.origID, cl.origToken, cl.sink
+	cl.mu.Unlock()
+	var out []byte
+	switch {
+	case m.Kind == wire.KindResponse:
+		edits := []wire.Edit{{Span: m.ID, Value: id}}
+		// A listen stream's closing result names its subscription
+		// (subscriptions §Graceful closure): restore the client's id there.
+		if cl.method == "subscriptions/listen" && m.Result.Present() {
+			if meta, ok := wire.Field(m.Raw, m.Result, "_meta"); ok {
+				if sub, ok := wire.Field(m.Raw, meta, wire.MetaSubscriptionID); ok {
+					edits = append(edits, wire.Edit{Span: sub, Value: id})
+				}
+			}
+		}
+		out = wire.Splice(m.Raw, edits...)
+		if cl.complete && m.Result.Present() && m.ResultType() == "" {
+			out = withCompleteResult(out, cl.method)
+		}
+	case m.Method == "notifications/progress":
+		if token == nil {
+			return
+		}
+		out = wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: token})
+	case m.SubscriptionID.Present():
+		out = wire.Splice(m.Raw, wire.Edit{Span: m.SubscriptionID, Value: id})
+	default:
+		out = clone(m.Raw)
+	}
+	c.deliver(cl, sk, out, final)
+}
+
+func (c *childConn) deliver(cl *call, sk *sink, msg []byte, final bool) {
 	if cl.sess != nil {
 		cl.sess.settled(cl, final)
 	}
-	if !cl.sink.push(msg, final) {
+	if cl.deliverFn != nil {
+		cl.deliverFn(msg, final)
+		return
+	}
+	if !sk.push(msg, final) {
 		c.log.Debug().Int64("child_id", cl.childID).Msg("client stream gone; message dropped")
+	}
+}
+
+// suspend detaches cl from its client stream after an input_required
+// result went out on it; messages for cl are held until resume.
+func (c *childConn) suspend(cl *call) {
+	cl.mu.Lock()
+	cl.sink = nil
+	cl.mu.Unlock()
+}
+
+// resume attaches a suspended call to the retry's stream, under the retry's
+// id and progress token, and replays what the child sent meanwhile.
+func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
+	cl.mu.Lock()
+	cl.origID, cl.sink = id, sk
+	if token != nil {
+		cl.origToken = token
+	}
+	held := cl.held
+	cl.held = nil
+	cl.mu.Unlock()
+	for _, raw := range held {
+		var m wire.Message
+		if wire.Parse(raw, &m) == nil {
+			c.route(cl, &m, m.Kind == wire.KindResponse)
+		}
 	}
 }
 
@@ -263,8 +348,8 @@ func (c *childConn) onNotification(m *wire.Message) {
 	case m.Method == "notifications/progress" && m.ProgressToken.Present():
 		// The token toward the child is the call's own id (see call).
 		if id, ok := wire.ParseIntID(m.Bytes(m.ProgressToken)); ok {
-			if cl := c.get(id); cl != nil && cl.origToken != nil {
-				c.deliver(cl, wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: cl.origToken}), false)
+			if cl := c.get(id); cl != nil {
+				c.route(cl, m, false)
 				return
 			}
 		}
@@ -275,7 +360,7 @@ func (c *childConn) onNotification(m *wire.Message) {
 		// carries the listen request's id as its subscription id.
 		if id, ok := wire.ParseIntID(m.Bytes(m.SubscriptionID)); ok {
 			if cl := c.get(id); cl != nil {
-				c.deliver(cl, wire.Splice(m.Raw, wire.Edit{Span: m.SubscriptionID, Value: cl.origID}), false)
+				c.route(cl, m, false)
 				return
 			}
 		}
@@ -285,8 +370,10 @@ func (c *childConn) onNotification(m *wire.Message) {
 		// A child may end a listen stream this way (2026-07-28
 		// cancellation §Server-initiated); the stream just ends.
 		if id, ok := wire.ParseIntID(m.Bytes(m.RequestID)); ok {
-			if cl := c.take(id); cl != nil && cl.sink != nil {
-				cl.sink.end()
+			if cl := c.take(id); cl != nil {
+				if _, _, sk := cl.target(); sk != nil {
+					sk.end()
+				}
 				if cl.sess != nil {
 					cl.sess.settled(cl, true)
 				}
@@ -296,11 +383,51 @@ func (c *childConn) onNotification(m *wire.Message) {
 	}
 	if m.Method == "notifications/message" {
 		if cl := c.soleLogger(); cl != nil {
-			c.deliver(cl, clone(m.Raw), false)
+			c.route(cl, m, false)
 			return
 		}
 	}
 	c.owner.unrouted(c, m)
+}
+
+// cacheable lists the methods whose complete results carry caching hints
+// (2026-07-28 caching: "Servers MUST include caching hints").
+var cacheable = map[string]bool{
+	"server/discover": true, "tools/list": true, "prompts/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true,
+}
+
+// withCompleteResult adds what a 2026-07-28 client requires of a result
+// that a legacy child produced: resultType, and on cacheable results the
+// caching hints (private and zero: the bridge cannot know better).
+func withCompleteResult(msg []byte, method string) []byte {
+	var m wire.Message
+	if wire.Parse(msg, &m) != nil {
+		return msg
+	}
+	fields := `"resultType":"complete"`
+	if cacheable[method] {
+		if _, ok := wire.Field(m.Raw, m.Result, "ttlMs"); !ok {
+			fields += `,"ttlMs":0,"cacheScope":"private"`
+		}
+	}
+	return wire.WithResultFields(&m, []byte(fields))
+}
+
+// soleCall returns the only call in flight that matches, or nil.
+func (c *childConn) soleCall(match func(*call) bool) *call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var found *call
+	for _, cl := range c.calls {
+		if match(cl) {
+			if found != nil {
+				return nil
+			}
+			found = cl
+		}
+	}
+	return found
 }
 
 // soleLogger returns the only in-flight modern call that asked for log
@@ -337,12 +464,16 @@ func (c *childConn) failAll(reason string, exitErr error) {
 		data = append(data, '}')
 	}
 	for _, cl := range calls {
-		msg := wire.ErrorResponse(cl.origID, wire.CodeInternalError, reason, data)
+		id, _, sk := cl.target()
+		msg := wire.ErrorResponse(id, wire.CodeInternalError, reason, data)
 		if cl.internal != nil {
 			cl.internal <- msg
 			continue
 		}
-		c.deliver(cl, msg, true)
+		if sk == nil && cl.deliverFn == nil {
+			continue // suspended: the retry will find the call gone
+		}
+		c.deliver(cl, sk, msg, true)
 	}
 }
 

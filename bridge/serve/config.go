@@ -50,6 +50,11 @@ type Config struct {
 	// SessionMode; if empty, SessionAuto.
 	SessionMode SessionMode
 
+	// ChildProtocol pins the child's era; if empty, ChildAuto: a throwaway
+	// sibling is probed with server/discover (and initialize) at Start.
+	// The bridge translates for the era the child lacks.
+	ChildProtocol ChildProtocol
+
 	// MaxBody limits a request body in bytes (413 above it). If zero, 32 MiB.
 	MaxBody int64
 

@@ -32,23 +32,56 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	translate, ok := h.shared.translating(r.Context())
+	if !ok {
+		return // the client left while the child's era was being probed
+	}
 	conn := h.shared.conn.Load()
 	if conn == nil {
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not running (restarting)", nil)
 		return
 	}
+	sk := newSink(1)
 	cl := &call{
-		origID:   clone(id),
 		method:   m.Method,
-		sink:     newSink(1),
+		sink:     sk,
 		logLevel: m.LogLevel != "",
 	}
+	if translate {
+		// A legacy child: the bridge plays the 2026-07-28 server.
+		switch m.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(wire.ResultResponse(id, h.shared.discoverResult()))
+			return
+		case "subscriptions/listen":
+			h.serveLegacyListen(w, r, m, conn)
+			return
+		}
+		if state := stateOf(m); state != "" {
+			h.resumeInput(w, r, m, state)
+			return
+		}
+		if m.LogLevel != "" {
+			h.shared.setLevel(r.Context(), conn, m.LogLevel)
+		}
+		cl.complete = true
+		cl.caps = m.ClientCapabilities()
+		// The 2026-07-28 envelope means nothing to a legacy child (and
+		// some reject what carries it): it travels without.
+		stripped := wire.WithoutFields(m.Raw, m.Meta, wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaLogLevel)
+		var lm wire.Message
+		if err := wire.Parse(stripped, &lm); err == nil {
+			m = &lm
+		}
+	}
 	if m.Method == "tools/list" {
-		cl.onFinal = func(resp *wire.Message) {
+		cl.onFinal = func(resp *wire.Message) bool {
 			if resp.Result.Present() {
 				h.shared.tools.absorb(resp.Raw, resp.Result)
 			}
+			return false
 		}
 	}
 	if err := conn.start(cl, m); err != nil {
@@ -60,15 +93,24 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "subscriptions/listen" {
 		stop = h.closing // a listen stream lives until shutdown
 	}
-	switch pump(r.Context(), rsp, cl.sink, h.cfg.keepalive(), stop, nil) {
+	switch pump(r.Context(), rsp, sk, h.cfg.keepalive(), stop, nil) {
 	case pumpClientGone:
-		cl.sink.close()
-		conn.cancel(cl, "client closed the stream")
+		sk.close()
+		h.abandon(conn, cl, "client closed the stream")
 	case pumpStopped:
-		cl.sink.close()
-		conn.cancel(cl, "mcp-bridge is shutting down")
+		sk.close()
+		h.abandon(conn, cl, "mcp-bridge is shutting down")
 	}
 	h.logCall(m, cl)
+}
+
+// abandon cancels a call whose client is gone — unless the call is
+// suspended for an MRTR round, in which case the retry will pick it up.
+func (h *Handler) abandon(conn *childConn, cl *call, reason string) {
+	if _, _, sk := cl.target(); sk == nil {
+		return
+	}
+	conn.cancel(cl, reason)
 }
 
 func since(t time.Time) time.Duration {
@@ -82,7 +124,8 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func (h *Handler) logCall(m *wire.Message, cl *call) {
 	if e := h.log.Debug(); e.Enabled() {
-		e.Str("method", m.Method).Bytes("id", cl.origID).Int64("child_id", cl.childID).
+		id, _, _ := cl.target()
+		e.Str("method", m.Method).RawJSON("id", id).Int64("child_id", cl.childID).
 			Dur("took", since(cl.started)).Msg("request done")
 	}
 }

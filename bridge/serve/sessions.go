@@ -199,17 +199,18 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
 		s.end("MCP server process exited")
 	})
-	s.requestWith(w, r, m, func(resp *wire.Message) {
+	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
 			// A failed handshake leaves nothing to keep.
 			go s.end("initialize failed")
-			return
+			return false
 		}
 		if v, ok := wire.StringField(resp.Raw, resp.Result, "protocolVersion"); ok {
 			s.mu.Lock()
 			s.version = v
 			s.mu.Unlock()
 		}
+		return false
 	})
 }
 
@@ -241,7 +242,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 
 // requestWith relays one request and streams the child's answer, together
 // with whatever the child sends while it is pending, back on the POST.
-func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message)) {
+func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
 	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal}
 	if !s.track(cl, m) {

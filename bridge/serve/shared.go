@@ -17,23 +17,61 @@ const ModernVersion = "2026-07-28"
 // probeMeta is the _meta envelope of the bridge's own requests to a child.
 const probeMeta = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bridge","version":"1"}}}`
 
+// bridgeCapabilities are what the bridge declares when it performs the
+// handshake with a legacy child on behalf of 2026-07-28 clients: every
+// server-to-client request it can carry across as input_required.
+const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"listChanged":true}}`
+
 // sharedChild is the one child that every modern (2026-07-28) client
 // shares: the requests are stateless, so one process serves them all once
 // ids, progress tokens and subscription ids are kept apart.
+//
+// When the child speaks only the handshake era, the bridge translates: it
+// initializes the child itself, answers server/discover from the result,
+// adds resultType to results, serves subscriptions/listen from the child's
+// notifications, maps per-request log levels onto logging/setLevel, and
+// turns the child's server-to-client requests into input_required results.
 type sharedChild struct {
-	h     *Handler
-	conn  atomic.Pointer[childConn]
-	tools toolCache
+	h      *Handler
+	conn   atomic.Pointer[childConn]
+	tools  toolCache
+	eras   eras
+	known  chan struct{} // closed once eras is set
+	listen listenHub
+	mrtr   suspensions
 
 	mu        sync.Mutex
 	ready     bool
 	versions  []string // supportedVersions from the child's server/discover
+	discover  []byte   // the DiscoverResult (the child's, or built from initialize)
 	lastError string
+
+	levelMu sync.Mutex
+	level   string // the legacy child's current logging level
 }
 
-func newSharedChild(h *Handler) *sharedChild { return &sharedChild{h: h} }
+func newSharedChild(h *Handler) *sharedChild {
+	s := &sharedChild{h: h, known: make(chan struct{})}
+	s.listen.s = s
+	s.mrtr.s = s
+	return s
+}
+
+// translating reports whether modern clients need translation to reach
+// the child. It waits for the era probe.
+func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
+	select {
+	case <-s.known:
+		return !s.eras.modern, true
+	case <-ctx.Done():
+		return false, false
+	}
+}
 
 func (s *sharedChild) run(ctx context.Context) {
+	s.eras = detectEras(s.h)
+	close(s.known)
+	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
 	sup := &stdiohost.Supervisor{
 		Start:          s.launch,
 		OnExit:         s.exited,
@@ -44,6 +82,7 @@ func (s *sharedChild) run(ctx context.Context) {
 	if c := s.conn.Swap(nil); c != nil {
 		c.failAll("mcp-bridge is shutting down", nil)
 	}
+	s.mrtr.closeAll()
 }
 
 func (s *sharedChild) launch() (*stdiohost.Host, error) {
@@ -54,7 +93,11 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 		return nil, err
 	}
 	s.conn.Store(conn)
-	s.probe(conn)
+	if s.eras.modern {
+		s.probe(conn)
+	} else {
+		s.initialize(conn)
+	}
 	return host, nil
 }
 
@@ -78,13 +121,72 @@ func (s *sharedChild) probe(conn *childConn) {
 		}
 		if json.Unmarshal(resp.Bytes(resp.Result), &r) == nil {
 			versions = r.SupportedVersions
+			s.mu.Lock()
+			s.discover = clone(resp.Bytes(resp.Result))
+			s.mu.Unlock()
 			if r.Capabilities.Tools != nil {
-				s.tools.prefetch(ctx, conn)
+				s.tools.prefetch(ctx, conn, []byte(probeMeta))
 			}
 		}
 	}
 	s.setState(true, versions, "")
 	s.h.log.Info().Strs("versions", versions).Msg("MCP server ready")
+}
+
+// initialize performs the handshake with a legacy-only child on behalf of
+// every modern client (2025-11-25 lifecycle: initialize, then
+// notifications/initialized), and derives the DiscoverResult from it.
+func (s *sharedChild) initialize(conn *childConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.probeTimeout())
+	defer cancel()
+	params := []byte(`{"protocolVersion":"2025-11-25","capabilities":` + bridgeCapabilities + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
+	resp, err := conn.request(ctx, "initialize", params)
+	if err != nil || !resp.Result.Present() {
+		reason := "MCP server did not answer initialize"
+		if err != nil {
+			reason += ": " + err.Error()
+		} else {
+			reason += ": " + string(resp.Bytes(resp.Error))
+		}
+		s.setState(false, nil, reason)
+		return
+	}
+	conn.send(wire.Notification("notifications/initialized", nil))
+	s.levelMu.Lock()
+	s.level = ""
+	s.levelMu.Unlock()
+	s.mu.Lock()
+	s.discover = discoverFromInitialize(resp.Bytes(resp.Result))
+	s.mu.Unlock()
+	if caps, ok := wire.Field(resp.Raw, resp.Result, "capabilities"); ok {
+		if _, ok := wire.Field(resp.Raw, caps, "tools"); ok {
+			s.tools.prefetch(ctx, conn, []byte("{}"))
+		}
+	}
+	s.listen.resubscribe(conn)
+	s.setState(true, []string{ModernVersion}, "")
+	s.h.log.Info().Msg("MCP server ready (legacy child, translated for 2026-07-28 clients)")
+}
+
+// discoverResult returns the DiscoverResult clients get.
+func (s *sharedChild) discoverResult() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.discover
+}
+
+// setLevel maps a request's _meta logLevel onto the legacy child's
+// logging/setLevel, which is per connection in that era.
+func (s *sharedChild) setLevel(ctx context.Context, conn *childConn, level string) {
+	s.levelMu.Lock()
+	defer s.levelMu.Unlock()
+	if s.level == level {
+		return
+	}
+	params := append(wire.AppendString([]byte(`{"level":`), level), '}')
+	if resp, err := conn.request(ctx, "logging/setLevel", params); err == nil && resp.Result.Present() {
+		s.level = level
+	}
 }
 
 func (s *sharedChild) setState(ready bool, versions []string, reason string) {
@@ -141,14 +243,23 @@ func (s *sharedChild) pending() int {
 
 // unrouted: a modern client only ever sees messages tied to its own request
 // (2026-07-28 streamable-http §Receiving: notifications "MUST relate to the
-// originating client request"), so anything unattributed is dropped.
+// originating client request"). A legacy child's change notifications feed
+// the bridge's own listen streams; anything else is dropped.
 func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
+	if !s.eras.modern && s.listen.deliver(m) {
+		return
+	}
 	c.log.Debug().Str("method", m.Method).Msg("child notification with no modern request to carry it; dropped")
 }
 
-// childRequest: 2026-07-28 forbids server-to-client requests; answer them so
-// the child does not wait forever.
+// childRequest: 2026-07-28 forbids server-to-client requests. A legacy
+// child's are carried to the client as input_required; otherwise they are
+// answered so that the child does not wait forever.
 func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
+	if !s.eras.modern {
+		s.mrtr.childRequest(c, m)
+		return
+	}
 	c.log.Warn().Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
 		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))

@@ -59,14 +59,19 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 	return cursor
 }
 
-// prefetch lists every tool of a newly started child.
-func (t *toolCache) prefetch(ctx context.Context, conn *childConn) {
+// prefetch lists every tool of a newly started child; base holds the
+// params every page request carries (the _meta envelope for a modern
+// child, nothing for a legacy one).
+func (t *toolCache) prefetch(ctx context.Context, conn *childConn, base []byte) {
 	cursor := ""
 	for range 100 { // bounded: a child that pages forever is not our problem
-		params := []byte(probeMeta)
+		params := base
 		if cursor != "" {
 			c, _ := json.Marshal(cursor)
-			params = append(append(append([]byte(`{"cursor":`), c...), ','), probeMeta[1:]...)
+			params = append(append([]byte(`{"cursor":`), c...), '}')
+			if len(base) > 2 {
+				params = append(append(params[:len(params)-1], ','), base[1:]...)
+			}
 		}
 		resp, err := conn.request(ctx, "tools/list", params)
 		if err != nil || !resp.Result.Present() {

@@ -1,0 +1,236 @@
+package serve
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// stateTTL is how long a legacy child's server-to-client request may wait
+// for the modern client's retry.
+const stateTTL = 10 * time.Minute
+
+// statePrefix marks the requestState values the bridge mints, so a retry
+// can be told from a request that merely carries someone else's state.
+const statePrefix = "mcp-bridge:"
+
+// suspensions carries a legacy child's server-to-client requests to modern
+// clients as MRTR rounds (2026-07-28 mrtr): the call that caused the
+// request is answered with an input_required result naming it, and stays
+// in flight at the child; the client's retry (a new id, inputResponses,
+// the byte-identical requestState) delivers the answers to the child and
+// takes over the call's stream.
+type suspensions struct {
+	s       *sharedChild
+	mu      sync.Mutex
+	byToken map[string]*suspension
+	byCall  map[*call]*suspension
+}
+
+type suspension struct {
+	token   string
+	conn    *childConn
+	cl      *call
+	asks    []childAsk // the child's requests the client has not answered
+	nextKey int
+	timer   *time.Timer
+}
+
+type childAsk struct {
+	key    string
+	id     []byte // the child's request id
+	method string
+	params []byte
+}
+
+var inputMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// childRequest handles one server-to-client request of the legacy child.
+func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
+	if m.Method == "ping" {
+		c.send(wire.ResultResponse(m.IDBytes(), []byte("{}")))
+		return
+	}
+	cl := c.soleCall(func(cl *call) bool { return cl.complete && inputMethods[cl.method] })
+	if cl == nil {
+		// stdio gives no link from this request to the call that caused it;
+		// with several candidates a guess could show one client's prompt to
+		// another.
+		c.log.Warn().Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
+		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot tell which client this "+m.Method+" is for", nil))
+		return
+	}
+	if !cl.caps.Allows(m.Method) {
+		// mrtr: the server "MUST NOT" ask for input the client's
+		// clientCapabilities did not declare. Decline on its behalf.
+		if m.Method == "elicitation/create" {
+			c.send(wire.ResultResponse(m.IDBytes(), []byte(`{"action":"decline"}`)))
+		} else {
+			c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "mcp-bridge: the client did not declare the capability for "+m.Method, nil))
+		}
+		return
+	}
+	var params []byte
+	if m.Params.Present() {
+		params = clone(m.Bytes(m.Params))
+	}
+	ss.mu.Lock()
+	if ss.byToken == nil {
+		ss.byToken, ss.byCall = map[string]*suspension{}, map[*call]*suspension{}
+	}
+	sp := ss.byCall[cl]
+	if sp == nil {
+		sp = &suspension{conn: c, cl: cl}
+		ss.byCall[cl] = sp
+	}
+	sp.nextKey++
+	sp.asks = append(sp.asks, childAsk{key: "input-" + strconv.Itoa(sp.nextKey), id: clone(m.IDBytes()), method: m.Method, params: params})
+	ss.mu.Unlock()
+
+	// If the call is attached to a client stream, end that stream with the
+	// input_required result now; if it is already suspended, the new
+	// request joins the next round.
+	_, _, sk := cl.target()
+	if sk != nil {
+		c.suspend(cl)
+		sk.push(ss.round(sp, cl), true)
+	}
+}
+
+// round mints a fresh requestState for sp and returns the input_required
+// response for its open asks, under the call's current client id.
+func (ss *suspensions) round(sp *suspension, cl *call) []byte {
+	var tok [16]byte
+	rand.Read(tok[:])
+	ss.mu.Lock()
+	if sp.token != "" {
+		delete(ss.byToken, sp.token)
+	}
+	sp.token = statePrefix + hex.EncodeToString(tok[:])
+	ss.byToken[sp.token] = sp
+	if sp.timer != nil {
+		sp.timer.Stop()
+	}
+	token := sp.token
+	sp.timer = time.AfterFunc(stateTTL, func() { ss.expire(token) })
+	b := []byte(`{"resultType":"input_required","inputRequests":{`)
+	for i, a := range sp.asks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, a.key)
+		b = wire.AppendString(append(b, `:{"method":`...), a.method)
+		if a.params != nil {
+			b = append(append(b, `,"params":`...), a.params...)
+		}
+		b = append(b, '}')
+	}
+	b = wire.AppendString(append(b, `},"requestState":`...), sp.token)
+	b = append(b, '}')
+	ss.mu.Unlock()
+	id, _, _ := cl.target()
+	return wire.ResultResponse(id, b)
+}
+
+// take removes and returns the suspension a requestState names.
+func (ss *suspensions) take(token string) *suspension {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	sp := ss.byToken[token]
+	if sp != nil {
+		delete(ss.byToken, token)
+		sp.timer.Stop()
+	}
+	return sp
+}
+
+// expire gives up on a client that never retried: the child's requests get
+// errors and the call is cancelled at the child.
+func (ss *suspensions) expire(token string) {
+	sp := ss.take(token)
+	if sp == nil {
+		return
+	}
+	ss.mu.Lock()
+	delete(ss.byCall, sp.cl)
+	asks := sp.asks
+	ss.mu.Unlock()
+	for _, a := range asks {
+		sp.conn.send(wire.ErrorResponse(a.id, wire.CodeInternalError, "mcp-bridge: the client never answered", nil))
+	}
+	sp.conn.cancel(sp.cl, "input_required was never answered")
+}
+
+func (ss *suspensions) closeAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, sp := range ss.byToken {
+		sp.timer.Stop()
+	}
+	ss.byToken, ss.byCall = nil, nil
+}
+
+// resumeInput handles a modern client's MRTR retry of a call the bridge
+// suspended: its inputResponses answer the child's requests, and the
+// retry's stream takes over the call (which may ask again).
+func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Message, token string) {
+	ss := &h.shared.mrtr
+	sp := ss.take(token)
+	if sp == nil {
+		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidParams, "Invalid params: unknown or expired requestState", nil)
+		return
+	}
+	inputs, _ := wire.Field(m.Raw, m.Params, "inputResponses")
+	ss.mu.Lock()
+	var rest []childAsk
+	for _, a := range sp.asks {
+		if v, ok := wire.Field(m.Raw, inputs, a.key); ok {
+			sp.conn.send(wire.ResultResponse(a.id, m.Bytes(v)))
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	sp.asks = rest
+	if len(rest) == 0 {
+		delete(ss.byCall, sp.cl)
+	}
+	ss.mu.Unlock()
+
+	sk := newSink(1)
+	var token2 []byte
+	if m.ProgressToken.Present() {
+		token2 = clone(m.Bytes(m.ProgressToken))
+	}
+	if len(rest) > 0 {
+		// Still waiting on answers: another round, on the retry's stream.
+		sp.cl.mu.Lock()
+		sp.cl.origID = clone(m.IDBytes())
+		sp.cl.mu.Unlock()
+		sk.push(ss.round(sp, sp.cl), true)
+	} else {
+		sp.conn.resume(sp.cl, clone(m.IDBytes()), token2, sk)
+	}
+	rsp := newResponder(w, true)
+	switch pump(r.Context(), rsp, sk, h.cfg.keepalive(), nil, nil) {
+	case pumpClientGone:
+		sk.close()
+		if len(rest) == 0 {
+			sp.conn.cancel(sp.cl, "client closed the stream")
+		}
+	}
+}
+
+// stateOf returns the bridge-minted requestState of a retry, or "".
+func stateOf(m *wire.Message) string {
+	s, _ := wire.StringField(m.Raw, m.Params, "requestState")
+	if strings.HasPrefix(s, statePrefix) {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,83 @@
+package serve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// 2026-07-28 clients in front of a legacy-only child (examples/memos with
+// its modern era turned off): the bridge initializes the child, answers
+// server/discover, adds resultType, serves subscriptions/listen from the
+// child's notifications and carries its elicitation requests as
+// input_required.
+func TestModernClientLegacyChild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startBridge(t, Config{}, bins["memos"], "-modern=false", "-dynamic-tools", "-step-delay", "10ms")
+	if !strings.Contains(b.log.String(), "legacy only") {
+		t.Fatalf("era probe did not find a legacy-only child:\n%s", b.log.String())
+	}
+	var c tokenCounter
+	opts := legacyOptions(&c, "modern-client")
+	opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c.add("elicit")
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}
+	cs := connectSDK(t, ctx, b.URL, "", opts)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	if name := cs.InitializeResult().ServerInfo.Name; name != "memos-example-adapter" {
+		t.Errorf("serverInfo %q, want the child's", name)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) < 5 {
+		t.Fatalf("ListTools = %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_list_memos", Arguments: map[string]any{"pageSize": 1}})
+	if err != nil || !strings.Contains(toolText(t, res), "memos/") {
+		t.Fatalf("memo_list_memos = %v, %v", res, err)
+	}
+	p := &mcp.CallToolParams{Name: "memo_export_memos", Arguments: map[string]any{"steps": 3}}
+	p.SetProgressToken("exp")
+	if _, err := cs.CallTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "3 progress events", func() bool { return c.count("exp") == 3 })
+	// An elicitation the legacy child sends mid-call becomes input_required;
+	// the SDK answers it and retries; the call completes.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_delete_memo", Arguments: map[string]any{"name": "memos/private-draft"}})
+	if err != nil || toolText(t, res) != "deleted memos/private-draft" || c.count("elicit") != 1 {
+		t.Fatalf("memo_delete_memo = %v, %v (elicitations %d)", res, err, c.count("elicit"))
+	}
+	// List changes reach a listen stream.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_toggle_beta"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "tools/list_changed via subscriptions/listen", func() bool { return c.count("list_changed") > 0 })
+}
+
+// A raw look at the translated wire: resultType and cache hints on results,
+// the DiscoverResult built from the child's InitializeResult.
+func TestLegacyChildWire(t *testing.T) {
+	b := startBridge(t, Config{}, bins["memos"], "-modern=false")
+	_, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", ""))
+	for _, want := range []string{`"resultType":"complete"`, `"supportedVersions":["2026-07-28"]`, `"io.modelcontextprotocol/serverInfo":{"name":"memos-example-adapter"`, `"ttlMs":0`, `"cacheScope":"private"`, `"instructions":"Provides tools for querying Memos."`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("discover %s lacks %s", body, want)
+		}
+	}
+	_, body = rawPost(t, b.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders("tools/list", ""))
+	if !strings.HasPrefix(string(body), `{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[`) {
+		t.Errorf("tools/list %.200s", body)
+	}
+	// A client without the elicitation capability is declined cleanly.
+	_, body = rawPost(t, b.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memo_delete_memo","arguments":{"name":"memos/private-draft"},`+modernMeta+`}}`, modernHeaders("tools/call", "memo_delete_memo"))
+	if !strings.Contains(string(body), "kept memos/private-draft") {
+		t.Errorf("declined elicitation: %s", body)
+	}
+}
