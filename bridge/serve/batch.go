@@ -37,6 +37,10 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	if s == nil {
 		return
 	}
+	if s.tr != nil {
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: batches cannot be relayed to a 2026-07-28 server", nil)
+		return
+	}
 	s.mu.Lock()
 	version := s.version
 	s.mu.Unlock()
@@ -60,7 +64,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 			if !s.track(cl, m) {
 				return
 			}
-			if err := s.conn.start(cl, m); err != nil {
+			if err := s.child().start(cl, m); err != nil {
 				s.settled(cl, true)
 				sk.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
 				continue
@@ -69,7 +73,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		case wire.KindNotification:
 			s.notify(m)
 		case wire.KindResponse:
-			s.conn.send(clone(m.Raw))
+			s.child().send(clone(m.Raw))
 		}
 	}
 	if requests == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -50,35 +51,47 @@ func detectEras(h *Handler) eras {
 		return eras{legacy: true}
 	}
 	timeout := min(h.cfg.probeTimeout(), 5*time.Second)
-	e := eras{}
-	p := newProber(h)
-	if p == nil {
-		return eras{modern: true, legacy: true} // the real launch will report the error
-	}
-	defer p.close()
-	resp, err := p.ask("server/discover", []byte(probeMeta), timeout)
-	switch {
-	case err != nil:
-		// No answer, or the child died: the fallback "MUST NOT be keyed
-		// to one specific error code" — anything but a modern answer means
-		// legacy.
-	case resp.Result.Present():
-		e.modern = true
-	case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
-		e.modern = true // a modern server that wants another modern version
-	}
-	if !e.modern {
-		return eras{legacy: true}
-	}
-	// A modern server may also speak the handshake era on the same process
-	// (versioning §Dual-era servers); ask.
-	init := []byte(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bridge-probe","version":"1"}}`)
-	if resp, err := p.ask("initialize", init, timeout); err == nil && resp.Result.Present() {
-		if v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion"); slices.Contains(legacyVersions, v) {
-			e.legacy = true
+	// Two siblings at once: one is asked server/discover, the other
+	// initialize. A dual-era server picks its era from how the client opens
+	// (versioning §Dual-era servers), so each question needs a fresh process.
+	var modern, legacy bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		p := newProber(h)
+		if p == nil {
+			return
 		}
+		defer p.close()
+		resp, err := p.ask("server/discover", []byte(probeMeta), timeout)
+		switch {
+		case err != nil:
+			// No answer, or the child died. The fallback "MUST NOT be keyed
+			// to one specific error code": only a modern answer counts.
+		case resp.Result.Present():
+			modern = true
+		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
+			modern = true // a modern server that wants another modern version
+		}
+	})
+	wg.Go(func() {
+		p := newProber(h)
+		if p == nil {
+			return
+		}
+		defer p.close()
+		init := []byte(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bridge-probe","version":"1"}}`)
+		if resp, err := p.ask("initialize", init, timeout); err == nil && resp.Result.Present() {
+			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
+			legacy = slices.Contains(legacyVersions, v)
+		}
+	})
+	wg.Wait()
+	if !modern && !legacy {
+		// Neither answered (it may need longer, or fail to start): assume
+		// it speaks both and let the real requests show what it does.
+		return eras{modern: true, legacy: true}
 	}
-	return e
+	return eras{modern: modern, legacy: legacy}
 }
 
 // prober runs the throwaway sibling.

@@ -51,6 +51,10 @@ type session struct {
 	log   zerolog.Logger
 	endCh chan struct{}
 
+	// tr is set when the child speaks only 2026-07-28: the session is
+	// translated onto the shared modern child (see session_translate.go).
+	tr *translation
+
 	mu         sync.Mutex
 	version    string
 	get        *sink
@@ -157,9 +161,14 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 		s.notify(m)
 		w.WriteHeader(http.StatusAccepted)
 	case wire.KindResponse:
+		if s.tr != nil {
+			s.translatedResponse(m)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		// A client's answer to a server-to-client request: the child's ids
 		// were never rewritten, so it goes back verbatim.
-		if err := s.conn.send(clone(m.Raw)); err != nil {
+		if err := s.child().send(clone(m.Raw)); err != nil {
 			writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 			return
 		}
@@ -168,6 +177,9 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 }
 
 func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	if _, ok := t.h.shared.translating(r.Context()); !ok {
+		return // the client left while the child's eras were probed
+	}
 	if t.count() >= t.h.cfg.maxSessions() {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many sessions", nil)
@@ -181,6 +193,10 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		lastActive: time.Now(),
 	}
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
+	if !t.h.shared.eras.legacy {
+		t.initializeTranslated(w, m, s)
+		return
+	}
 	if t.shared != nil {
 		t.shared.initialize(w, r, m, s)
 		return
@@ -228,6 +244,10 @@ func (s *session) touch() {
 }
 
 func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	if s.tr != nil {
+		s.translatedRequest(w, r, m)
+		return
+	}
 	if l := s.t.shared; l != nil && (m.Method == "resources/subscribe" || m.Method == "resources/unsubscribe") {
 		// A shared child holds one subscription per resource for all
 		// sessions; only the first subscribe and the last unsubscribe reach it.
@@ -244,12 +264,12 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 // with whatever the child sends while it is pending, back on the POST.
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
-	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal}
+	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != ""}
 	if !s.track(cl, m) {
 		writeError(w, http.StatusNotFound, m.IDBytes(), wire.CodeRequestTimeout, "Session not found", nil)
 		return
 	}
-	if err := s.conn.start(cl, m); err != nil {
+	if err := s.child().start(cl, m); err != nil {
 		s.settled(cl, true)
 		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 		return
@@ -298,9 +318,23 @@ func (s *session) settled(cl *call, final bool) {
 	}
 }
 
+// child returns the connection the session's requests go to.
+func (s *session) child() *childConn {
+	if s.tr != nil {
+		if c := s.t.h.shared.conn.Load(); c != nil {
+			return c
+		}
+		return goneConn
+	}
+	return s.conn
+}
+
 // notify relays a client notification. A cancellation names the client's
 // request id, which the child knows under the bridge's id.
 func (s *session) notify(m *wire.Message) {
+	if s.tr != nil && s.translatedNotify(m) {
+		return
+	}
 	msg := clone(m.Raw)
 	if m.Method == "notifications/cancelled" && m.RequestID.Present() {
 		s.mu.Lock()
@@ -313,7 +347,7 @@ func (s *session) notify(m *wire.Message) {
 		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, childID)})
 		// The client has given up on the request: its answer, if any, is
 		// not wanted, and its stream can end.
-		if cl := s.conn.take(childID); cl != nil {
+		if cl := s.child().take(childID); cl != nil {
 			s.settled(cl, true)
 			cl.sink.end()
 		}
@@ -321,7 +355,7 @@ func (s *session) notify(m *wire.Message) {
 	if m.Method == "notifications/initialized" && s.t.shared != nil {
 		return // the bridge already initialized the shared child itself
 	}
-	if err := s.conn.send(msg); err != nil {
+	if err := s.child().send(msg); err != nil {
 		s.log.Debug().Err(err).Str("method", m.Method).Msg("notification not delivered")
 	}
 }
@@ -393,11 +427,14 @@ func (s *session) end(reason string) {
 	// Every request still pending gets its one response before the
 	// streams close.
 	msg := "mcp-bridge: session ended: " + reason
+	if s.tr != nil {
+		s.tr.stop(s)
+	}
 	if s.host != nil {
 		s.conn.failAll(msg, nil)
 	} else {
 		for _, cl := range pend {
-			s.conn.cancel(cl, "session ended")
+			s.child().cancel(cl, "session ended")
 			cl.sink.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
 		}
 	}

@@ -81,3 +81,59 @@ func TestLegacyChildWire(t *testing.T) {
 		t.Errorf("declined elicitation: %s", body)
 	}
 }
+
+// Legacy clients in front of a 2026-07-28-only child (examples/memos with
+// its legacy era turned off): initialize is answered from the child's
+// server/discover, each request gets the session's _meta envelope, an
+// input_required result becomes an elicitation/create request to the
+// client, and the child's list changes reach the session's GET stream.
+func TestLegacyClientModernChild(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			b := startBridge(t, Config{}, bins["memos"], "-legacy=false", "-dynamic-tools", "-step-delay", "10ms")
+			var c tokenCounter
+			opts := legacyOptions(&c, "legacy-client")
+			opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				c.add("elicit")
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+			}
+			cs := connectSDK(t, ctx, b.URL, version, opts)
+			if v := cs.InitializeResult().ProtocolVersion; v != version {
+				t.Errorf("negotiated %q, want %q", v, version)
+			}
+			if cs.ID() == "" {
+				t.Error("no session id")
+			}
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Errorf("ping: %v", err)
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) < 5 {
+				t.Fatalf("ListTools = %v, %v", tools, err)
+			}
+			p := &mcp.CallToolParams{Name: "memo_export_memos", Arguments: map[string]any{"steps": 3}}
+			p.SetProgressToken("exp")
+			if _, err := cs.CallTool(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "3 progress events", func() bool { return c.count("exp") == 3 })
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_delete_memo", Arguments: map[string]any{"name": "memos/private-draft"}})
+			if err != nil || toolText(t, res) != "deleted memos/private-draft" || c.count("elicit") != 1 {
+				t.Fatalf("memo_delete_memo = %v, %v (elicitations %d)", res, err, c.count("elicit"))
+			}
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_list_memos", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "a log notification after logging/setLevel", func() bool { return c.count("log") > 0 })
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_toggle_beta"}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "tools/list_changed on the session", func() bool { return c.count("list_changed") > 0 })
+		})
+	}
+}

@@ -1,0 +1,377 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// goneConn stands in for the shared child while it is down: every send
+// fails with errChildGone.
+var goneConn = func() *childConn {
+	c := newChildConn(new(atomic.Int64), nil, zerolog.Nop())
+	c.gone = true
+	return c
+}()
+
+// translation is the state of a legacy session in front of a child that
+// speaks only 2026-07-28. The session shares the modern child; every
+// request it sends gets the _meta envelope from the session's handshake,
+// the era's session features are played by the bridge (ping,
+// logging/setLevel, resources/subscribe, list_changed), and the child's
+// input_required results become server-to-client requests on the
+// session's stream.
+type translation struct {
+	caps, clientInfo []byte // from the client's initialize
+
+	mu     sync.Mutex
+	level  string
+	subs   map[string]bool
+	listen *call
+	inputs map[string]*inputRound // bridge request id -> round
+	next   int
+}
+
+// inputRound is one input_required result being answered by the client.
+type inputRound struct {
+	request []byte // the original request, as sent to the child, without the round's answers
+	origID  []byte
+	sink    *sink
+	method  string
+	state   []byte            // requestState, verbatim (raw JSON string), or nil
+	keys    map[string]string // bridge request id -> inputRequests key
+	answers map[string][]byte // key -> result
+}
+
+func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Message, s *session) {
+	var p struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+	}
+	if m.Params.Present() {
+		json.Unmarshal(m.Bytes(m.Params), &p)
+	}
+	s.tr = &translation{
+		caps:       orEmptyObject(p.Capabilities),
+		clientInfo: p.ClientInfo,
+		subs:       map[string]bool{},
+		inputs:     map[string]*inputRound{},
+	}
+	s.version = negotiateLegacy(p.ProtocolVersion)
+	t.add(s)
+	s.log.Info().Str("protocol", s.version).Msg("legacy session translated onto the 2026-07-28 child")
+	w.Header().Set(wire.HeaderSessionID, s.id)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(wire.ResultResponse(m.IDBytes(), initializeFromDiscover(t.h.shared.discoverResult(), s.version)))
+}
+
+// envelope returns the _meta fields every forwarded request carries
+// (2026-07-28 basic §_meta: protocolVersion and clientCapabilities "MUST be
+// included on every request").
+func (tr *translation) envelope() []byte {
+	b := []byte(`"io.modelcontextprotocol/protocolVersion":"` + ModernVersion + `","io.modelcontextprotocol/clientCapabilities":`)
+	b = append(b, tr.caps...)
+	if len(tr.clientInfo) > 0 {
+		b = append(append(b, `,"io.modelcontextprotocol/clientInfo":`...), tr.clientInfo...)
+	}
+	tr.mu.Lock()
+	if tr.level != "" {
+		b = wire.AppendString(append(b, `,"io.modelcontextprotocol/logLevel":`...), tr.level)
+	}
+	tr.mu.Unlock()
+	return b
+}
+
+func writeResult(w http.ResponseWriter, id []byte, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(wire.ResultResponse(id, []byte(result)))
+}
+
+func (s *session) translatedRequest(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	tr := s.tr
+	switch m.Method {
+	case "ping":
+		// Removed in 2026-07-28; the bridge answers for the child.
+		writeResult(w, m.IDBytes(), "{}")
+		return
+	case "logging/setLevel":
+		// Per request in 2026-07-28: kept here, sent as _meta logLevel.
+		level, _ := wire.StringField(m.Raw, m.Params, "level")
+		tr.mu.Lock()
+		tr.level = level
+		tr.mu.Unlock()
+		writeResult(w, m.IDBytes(), "{}")
+		return
+	case "resources/subscribe", "resources/unsubscribe":
+		tr.mu.Lock()
+		if m.Method == "resources/subscribe" {
+			tr.subs[m.URI] = true
+		} else {
+			delete(tr.subs, m.URI)
+		}
+		tr.mu.Unlock()
+		s.startListen()
+		writeResult(w, m.IDBytes(), "{}")
+		return
+	}
+	var fwd wire.Message
+	if err := wire.Parse(wire.WithMetaFields(m, tr.envelope()), &fwd); err != nil {
+		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request", nil)
+		return
+	}
+	request := clone(fwd.Raw)
+	s.requestWith(w, r, &fwd, func(resp *wire.Message) bool {
+		return s.inputRequired(resp, request, m.IDBytes(), m.Method)
+	})
+}
+
+// inputRequired turns a child's input_required result into real
+// server-to-client requests on the call's stream; the client's answers
+// (translatedResponse) make the bridge retry the request.
+func (s *session) inputRequired(resp *wire.Message, request, origID []byte, method string) bool {
+	if resp.ResultType() != "input_required" {
+		return false
+	}
+	tr := s.tr
+	reqs, _ := wire.Field(resp.Raw, resp.Result, "inputRequests")
+	var state []byte
+	if sp, ok := wire.Field(resp.Raw, resp.Result, "requestState"); ok {
+		state = clone(resp.Bytes(sp))
+	}
+	cl := s.pendingCall(origID)
+	if cl == nil {
+		return false
+	}
+	round := &inputRound{request: request, origID: origID, sink: cl.sink, method: method, state: state,
+		keys: map[string]string{}, answers: map[string][]byte{}}
+	var out [][]byte
+	if reqs.Present() {
+		var keys map[string]json.RawMessage
+		json.Unmarshal(resp.Bytes(reqs), &keys)
+		tr.mu.Lock()
+		for key, raw := range keys {
+			var q struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			json.Unmarshal(raw, &q)
+			tr.next++
+			id := strconv.AppendQuote(nil, "mcp-bridge-input-"+strconv.Itoa(tr.next))
+			round.keys[string(id)] = key
+			tr.inputs[string(id)] = round
+			var params []byte
+			if len(q.Params) > 0 {
+				params = q.Params
+			}
+			out = append(out, wire.Request(id, q.Method, params))
+		}
+		tr.mu.Unlock()
+	}
+	if len(round.keys) == 0 {
+		// Only requestState: retry at once.
+		s.retryInput(round)
+		return true
+	}
+	for _, msg := range out {
+		cl.sink.push(msg, false)
+	}
+	return true
+}
+
+func (s *session) pendingCall(origID []byte) *call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cl := range s.pending {
+		if string(cl.origID) == string(origID) {
+			return cl
+		}
+	}
+	return nil
+}
+
+// translatedResponse takes a client's answer to one of the bridge's
+// server-to-client requests.
+func (s *session) translatedResponse(m *wire.Message) {
+	tr := s.tr
+	tr.mu.Lock()
+	round := tr.inputs[string(m.IDBytes())]
+	if round == nil {
+		tr.mu.Unlock()
+		s.log.Debug().RawJSON("id", m.IDBytes()).Msg("response to no request of the bridge; dropped")
+		return
+	}
+	delete(tr.inputs, string(m.IDBytes()))
+	key := round.keys[string(m.IDBytes())]
+	delete(round.keys, string(m.IDBytes()))
+	if m.Error.Present() {
+		// MRTR has no slot for a refused input: the call fails with it.
+		for id := range round.keys {
+			delete(tr.inputs, id)
+		}
+		tr.mu.Unlock()
+		s.finishCall(round.origID, wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: round.origID}))
+		return
+	}
+	round.answers[key] = clone(m.Bytes(m.Result))
+	done := len(round.keys) == 0
+	tr.mu.Unlock()
+	if done {
+		s.retryInput(round)
+	}
+}
+
+// retryInput re-sends the request with the collected inputResponses and
+// the byte-identical requestState, under a new id (mrtr: the retry's id
+// "MUST be different").
+func (s *session) retryInput(round *inputRound) {
+	var fields []byte
+	if len(round.answers) > 0 {
+		fields = append(fields, `"inputResponses":{`...)
+		first := true
+		for k, v := range round.answers {
+			if !first {
+				fields = append(fields, ',')
+			}
+			first = false
+			fields = append(append(wire.AppendString(fields, k), ':'), v...)
+		}
+		fields = append(fields, '}')
+	}
+	if round.state != nil {
+		if len(fields) > 0 {
+			fields = append(fields, ',')
+		}
+		fields = append(append(fields, `"requestState":`...), round.state...)
+	}
+	var orig, retry wire.Message
+	wire.Parse(round.request, &orig)
+	if err := wire.Parse(wire.WithParamsFields(&orig, fields), &retry); err != nil {
+		s.finishCall(round.origID, wire.ErrorResponse(round.origID, wire.CodeInternalError, "mcp-bridge: cannot build the retry", nil))
+		return
+	}
+	old := s.pendingCall(round.origID)
+	cl := &call{method: round.method, sink: round.sink, sess: s, origID: round.origID, logLevel: retry.LogLevel != ""}
+	cl.onFinal = func(resp *wire.Message) bool { return s.inputRequired(resp, round.request, round.origID, round.method) }
+	if old != nil {
+		s.replacePending(old, cl)
+	}
+	cl.childID = s.t.h.ids.Add(1)
+	s.mu.Lock()
+	s.byOrig[string(cl.origID)] = cl.childID
+	s.mu.Unlock()
+	if err := s.child().start(cl, &retry); err != nil {
+		s.finishCall(round.origID, wire.ErrorResponse(round.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil))
+	}
+}
+
+func (s *session) replacePending(old, cl *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, p := range s.pending {
+		if p == old {
+			s.pending[i] = cl
+		}
+	}
+}
+
+// finishCall ends a translated call with msg as its response.
+func (s *session) finishCall(origID, msg []byte) {
+	if cl := s.pendingCall(origID); cl != nil {
+		s.settled(cl, true)
+		cl.sink.push(msg, true)
+	}
+}
+
+func (s *session) translatedNotify(m *wire.Message) bool {
+	switch m.Method {
+	case "notifications/initialized":
+		// Nothing to tell a stateless child; the session's change
+		// notifications start flowing now.
+		s.startListen()
+		return true
+	case "notifications/roots/list_changed":
+		return true // roots travel as input_required in 2026-07-28
+	}
+	return false
+}
+
+// startListen (re)opens the session's subscriptions/listen stream at the
+// child: the list_changed kinds the child advertises, and the resources
+// the client subscribed to. Its notifications reach the client as the
+// era's unsolicited notifications, on the GET stream.
+func (s *session) startListen() {
+	tr := s.tr
+	var caps struct {
+		Capabilities struct {
+			Tools     struct{ ListChanged bool } `json:"tools"`
+			Prompts   struct{ ListChanged bool } `json:"prompts"`
+			Resources struct {
+				ListChanged bool `json:"listChanged"`
+				Subscribe   bool `json:"subscribe"`
+			} `json:"resources"`
+		} `json:"capabilities"`
+	}
+	json.Unmarshal(s.t.h.shared.discoverResult(), &caps)
+	c := caps.Capabilities
+	f := listenFilter{
+		ToolsListChanged:     c.Tools.ListChanged,
+		PromptsListChanged:   c.Prompts.ListChanged,
+		ResourcesListChanged: c.Resources.ListChanged,
+	}
+	tr.mu.Lock()
+	if c.Resources.Subscribe {
+		for u := range tr.subs {
+			f.ResourceSubscriptions = append(f.ResourceSubscriptions, u)
+		}
+	}
+	old := tr.listen
+	tr.listen = nil
+	tr.mu.Unlock()
+	conn := s.child()
+	if old != nil {
+		conn.cancel(old, "subscriptions changed")
+	}
+	if !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0 {
+		return
+	}
+	fj, _ := json.Marshal(f)
+	params := append(append(append([]byte(`{"notifications":`), fj...), `,"_meta":{`...), tr.envelope()...)
+	params = append(params, "}}"...)
+	var m wire.Message
+	if wire.Parse(wire.Request([]byte("0"), "subscriptions/listen", params), &m) != nil {
+		return
+	}
+	cl := &call{method: "subscriptions/listen", origID: []byte(`"listen"`)}
+	cl.deliverFn = func(msg []byte, final bool) {
+		var n wire.Message
+		if final || wire.Parse(msg, &n) != nil || n.Kind != wire.KindNotification || n.Method == "notifications/subscriptions/acknowledged" {
+			return
+		}
+		s.route(wire.WithoutFields(n.Raw, n.Meta, wire.MetaSubscriptionID), false)
+	}
+	if err := conn.start(cl, &m); err != nil {
+		s.log.Warn().Err(err).Msg("cannot open the session's subscriptions/listen stream")
+		return
+	}
+	tr.mu.Lock()
+	tr.listen = cl
+	tr.mu.Unlock()
+}
+
+// stop ends the session's listen stream.
+func (tr *translation) stop(s *session) {
+	tr.mu.Lock()
+	l := tr.listen
+	tr.listen = nil
+	tr.mu.Unlock()
+	if l != nil {
+		s.child().cancel(l, "session ended")
+	}
+}
