@@ -21,13 +21,13 @@ import (
 )
 
 type serveFlags struct {
-	listen, path, authToken, sessionMode string
-	allowUnauth                          bool
-	origins                              []string
-	maxBody, maxMessage                  byteSize
-	keepalive, shutdown, idle            time.Duration
-	maxSessions                          int
-	log                                  logFlags
+	listen, path, authToken, sessionMode, childProto string
+	allowUnauth                                      bool
+	origins                                          []string
+	maxBody, maxMessage                              byteSize
+	keepalive, shutdown, idle                        time.Duration
+	maxSessions                                      int
+	log                                              logFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -42,6 +42,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "allow a non-loopback --listen without --auth-token")
 	fs.StringArrayVar(&f.origins, "allowed-origin", nil, "browser `origin` to accept, e.g. https://app.example.com (repeatable; loopback origins are always accepted)")
 	fs.StringVar(&f.sessionMode, "session-mode", "auto", "legacy (2025) sessions: auto|per-session (a child per session) or shared (one child for all)")
+	fs.StringVar(&f.childProto, "child-protocol", "auto", "the child's era: auto (probe a throwaway sibling)|modern (2026-07-28 only)|legacy (2025 handshake only)")
 	fs.Var(&f.maxBody, "max-body", "largest request body in `bytes` (413 above it)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
 	fs.DurationVar(&f.keepalive, "keepalive", 15*time.Second, "SSE keepalive comment `interval` on quiet streams (0 disables)")
@@ -84,6 +85,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	default:
 		return usagef("--session-mode %q: want auto, per-session or shared", f.sessionMode)
 	}
+	childProto := serve.ChildProtocol(f.childProto)
+	switch childProto {
+	case serve.ChildAuto, serve.ChildModern, serve.ChildLegacy:
+	default:
+		return usagef("--child-protocol %q: want auto, modern or legacy", f.childProto)
+	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
@@ -117,6 +124,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		AllowedOrigins:     f.origins,
 		CheckHost:          loopback,
 		SessionMode:        mode,
+		ChildProtocol:      childProto,
 		MaxBody:            int64(f.maxBody),
 		MaxMessageSize:     int(f.maxMessage),
 		Keepalive:          keepalive,
