@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -124,12 +126,14 @@ func TestSharedModeSessionsStayApart(t *testing.T) {
 	}
 }
 
-// A per-session child ends with its session: DELETE kills it, and a later
-// request on that session gets 404.
+// A per-session child ends with its session: DELETE kills it and the
+// grandchild it started, and a later request on that session gets 404.
 func TestPerSessionDeleteEndsChild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b := startBridge(t, Config{}, bins["memos"])
+	pids := filepath.Join(t.TempDir(), "pids")
+	// Each child starts a grandchild that ignores SIGTERM, then becomes memos.
+	b := startBridge(t, Config{}, "sh", "-c", `trap '' TERM; sleep 300 & echo $! >> "$0"; trap - TERM; exec "$1"`, pids, bins["memos"])
 	cs := connectSDK(t, ctx, b.URL, "2025-11-25", nil)
 	sid := cs.ID()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_debug_stats"})
@@ -141,8 +145,22 @@ func TestPerSessionDeleteEndsChild(t *testing.T) {
 	if pid == 0 || !alive(pid) {
 		t.Fatalf("session child pid %d not running", pid)
 	}
+	grandchildren := func() []int {
+		b, _ := os.ReadFile(pids)
+		var out []int
+		for _, f := range strings.Fields(string(b)) {
+			var p int
+			fmt.Sscan(f, &p)
+			out = append(out, p)
+		}
+		return out
+	}
+	// Probe siblings, the shared child and this session's child each started one.
+	before := grandchildren()
 	cs.Close() // the SDK sends DELETE
 	waitFor(t, "the session's child to exit", func() bool { return !alive(pid) })
+	last := before[len(before)-1]
+	waitFor(t, "the session child's grandchild to exit", func() bool { return !alive(last) })
 	resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("request on a deleted session: %d %s, want 404", resp.StatusCode, body)

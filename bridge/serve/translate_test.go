@@ -137,3 +137,31 @@ func TestLegacyClientModernChild(t *testing.T) {
 		})
 	}
 }
+
+// The Go SDK's everything-server speaks both eras; pinned as legacy, the
+// bridge translates, and its sampling and elicitation requests travel to a
+// 2026-07-28 client as input_required rounds.
+func TestModernClientPinnedLegacyEverything(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy}, bins["everything"])
+	var c tokenCounter
+	cs := connectSDK(t, ctx, b.URL, "", legacyOptions(&c, "modern"))
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q", v)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "hi"}})
+	if err != nil || toolText(t, res) != "LLM response: sampled by modern" {
+		t.Fatalf("sampling through input_required: %v, %v", res, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_elicitation", Arguments: map[string]any{"message": "name?"}})
+	if err != nil || !strings.Contains(toolText(t, res), "username:modern") {
+		t.Fatalf("elicitation through input_required: %v, %v", res, err)
+	}
+	p := &mcp.CallToolParams{Name: "test_tool_with_progress", Arguments: map[string]any{}}
+	p.SetProgressToken("pp")
+	if _, err := cs.CallTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "3 progress events", func() bool { return c.count("pp") == 3 })
+}
