@@ -100,6 +100,18 @@ func startBridge(t *testing.T, cfg Config, argv ...string) *testBridge {
 	return b
 }
 
+// httptestServer serves h on loopback until the test ends.
+func httptestServer(t *testing.T, h *Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.BeginShutdown()
+		srv.CloseClientConnections()
+		h.Close()
+		srv.Close()
+	})
+	return srv.URL
+}
+
 func waitReady(t *testing.T, base string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

@@ -36,10 +36,10 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if !ok {
 		return // the client left while the child's era was being probed
 	}
-	conn := h.shared.conn.Load()
+	conn := h.shared.connection(r.Context())
 	if conn == nil {
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not running (restarting)", nil)
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+h.shared.notReady(), nil)
 		return
 	}
 	sk := newSink(1)

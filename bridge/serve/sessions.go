@@ -194,6 +194,11 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	}
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
 	if !t.h.shared.eras.legacy {
+		if t.h.shared.connection(r.Context()) == nil {
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+t.h.shared.notReady(), nil)
+			return
+		}
 		t.initializeTranslated(w, m, s)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -42,6 +43,7 @@ type sharedChild struct {
 
 	mu        sync.Mutex
 	ready     bool
+	readyCh   chan struct{} // closed while a handshaken child is available
 	versions  []string // supportedVersions from the child's server/discover
 	discover  []byte   // the DiscoverResult (the child's, or built from initialize)
 	lastError string
@@ -51,7 +53,7 @@ type sharedChild struct {
 }
 
 func newSharedChild(h *Handler) *sharedChild {
-	s := &sharedChild{h: h, known: make(chan struct{})}
+	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{})}
 	s.listen.s = s
 	s.mrtr.s = s
 	return s
@@ -92,13 +94,62 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 		s.setState(false, nil, err.Error())
 		return nil, err
 	}
-	s.conn.Store(conn)
+	// The connection is published only once the child has answered its
+	// first request (discover, or the bridge's own handshake): before that
+	// a legacy child must not see a client's request, and a translated
+	// discover would have nothing to answer with.
 	if s.eras.modern {
 		s.probe(conn)
 	} else {
 		s.initialize(conn)
 	}
+	if s.notReady() != "" {
+		// No usable answer: the child stays unpublished (/readyz says why)
+		// until it exits and the supervisor starts another.
+		return host, nil
+	}
+	s.conn.Store(conn)
+	{
+		s.mu.Lock()
+		select {
+		case <-s.readyCh:
+		default:
+			close(s.readyCh)
+		}
+		s.mu.Unlock()
+	}
 	return host, nil
+}
+
+// connection returns the shared child's connection, waiting up to the
+// probe timeout while it starts or restarts.
+func (s *sharedChild) connection(ctx context.Context) *childConn {
+	if c := s.conn.Load(); c != nil {
+		return c
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.probeTimeout())
+	defer cancel()
+	for {
+		s.mu.Lock()
+		ch := s.readyCh
+		s.mu.Unlock()
+		select {
+		case <-ch:
+			if c := s.conn.Load(); c != nil {
+				return c
+			}
+			// The child went away again; wait for the next one.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(10 * time.Millisecond):
+			}
+		case <-ctx.Done():
+			return nil
+		case <-s.h.closing:
+			return nil
+		}
+	}
 }
 
 // probe asks a new child for its server/discover result: the versions it
@@ -200,6 +251,13 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 
 func (s *sharedChild) exited(host *stdiohost.Host) {
 	s.setState(false, nil, "MCP server process exited; restarting")
+	s.mu.Lock()
+	select {
+	case <-s.readyCh:
+		s.readyCh = make(chan struct{})
+	default:
+	}
+	s.mu.Unlock()
 	if c := s.conn.Swap(nil); c != nil {
 		c.failAll("mcp-bridge: the MCP server process exited", host.Err())
 	}

@@ -165,3 +165,18 @@ func TestModernClientPinnedLegacyEverything(t *testing.T) {
 	}
 	waitFor(t, "3 progress events", func() bool { return c.count("pp") == 3 })
 }
+
+// A request that arrives while a translated child is still starting waits
+// for the bridge's handshake instead of getting a half-built answer.
+func TestRequestsWaitForSlowChild(t *testing.T) {
+	h, err := New(Config{ChildProtocol: ChildLegacy, Command: commandFor("sh", "-c", `sleep 0.5; exec "$0" -modern=false`, bins["memos"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	srv := httptestServer(t, h)
+	resp, body := rawPost(t, srv+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", ""))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"supportedVersions":["2026-07-28"]`) {
+		t.Fatalf("discover during start-up: %d %s", resp.StatusCode, body)
+	}
+}
