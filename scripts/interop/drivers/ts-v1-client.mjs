@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// ts-v1-client: a real @modelcontextprotocol/sdk 1.32.2 Client (the 2025-era
+// TypeScript SDK most hosts embed) driving an MCP server through
+//   --url URL                     StreamableHTTPClientTransport (e.g. mcp-bridge serve)
+//   --command CMD [-- ARG...]     StdioClientTransport (e.g. mcp-bridge connect URL)
+// It declares the sampling and elicitation capabilities and answers them
+// (sampling: a fixed assistant text; elicitation: accept with content that
+// satisfies the requested schema); with --roots also roots (one fixed root).
+// Steps run in this order when selected:
+//   --roots                       wait for the server's own roots/list request (server-everything
+//                                 sends one 350 ms after initialization, when no request is in
+//                                 flight: the GET stream), then call --roots-tool (get-roots-list)
+//   --list                        tools/list
+//   --echo MSG                    tools/call echo {message: MSG}
+//   --call NAME [--args JSON]     tools/call NAME
+//   --progress                    a progress call (--progress-tool, --progress-args); with
+//                                 --progress-concurrency K, K such calls at once
+//   --sampling                    --sampling-tool (trigger-sampling-request) {prompt}
+//   --elicitation                 --elicitation-tool (trigger-elicitation-request) [--elicitation-args]
+//   --logging                     --logging-tool (toggle-simulated-logging) on, wait for a
+//                                 notifications/message (with --logging-stream GET: one
+//                                 that came on the GET stream), toggle it off again
+//   --cancel                      a call aborted (AbortSignal) after its first progress
+//                                 notification (--cancel-tool, --cancel-args), then
+//                                 optionally --after-cancel-tool [--after-cancel-args]
+//                                 [--after-cancel-until FIELD: repeat until FIELD >= 1]
+// Prints one JSON summary on stdout; logs on stderr; exit 0 only if every step succeeded.
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+    CreateMessageRequestSchema,
+    ElicitRequestSchema,
+    ListRootsRequestSchema,
+    LoggingMessageNotificationSchema
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+    ROOTS,
+    Runner,
+    WireStats,
+    countingFetch,
+    countingTransport,
+    elicitContent,
+    json,
+    log,
+    parseFlags,
+    samplingResult,
+    textOf,
+    errInfo,
+    waiter
+} from './lib/common.mjs';
+import { cancelCall, progressCalls } from './lib/steps.mjs';
+
+const { values: f, positionals } = parseFlags({
+    url: { type: 'string' },
+    command: { type: 'string' },
+    timeout: { type: 'string', default: '60000' },
+    'request-timeout': { type: 'string', default: '20000' },
+    roots: { type: 'boolean', default: false },
+    'roots-tool': { type: 'string', default: 'get-roots-list' },
+    list: { type: 'boolean', default: false },
+    echo: { type: 'string' },
+    call: { type: 'string' },
+    args: { type: 'string' },
+    progress: { type: 'boolean', default: false },
+    'progress-tool': { type: 'string', default: 'trigger-long-running-operation' },
+    'progress-args': { type: 'string', default: '{"duration":1,"steps":5}' },
+    'progress-concurrency': { type: 'string', default: '1' },
+    sampling: { type: 'boolean', default: false },
+    'sampling-tool': { type: 'string', default: 'trigger-sampling-request' },
+    'sampling-prompt': { type: 'string', default: 'Say hello to the interop test.' },
+    elicitation: { type: 'boolean', default: false },
+    'elicitation-tool': { type: 'string', default: 'trigger-elicitation-request' },
+    'elicitation-args': { type: 'string', default: '{}' },
+    logging: { type: 'boolean', default: false },
+    'logging-tool': { type: 'string', default: 'toggle-simulated-logging' },
+    'logging-wait': { type: 'string', default: '8000' },
+    'logging-stream': { type: 'string' },
+    cancel: { type: 'boolean', default: false },
+    'cancel-tool': { type: 'string', default: 'trigger-long-running-operation' },
+    'cancel-args': { type: 'string', default: '{"duration":20,"steps":40}' },
+    'after-cancel-tool': { type: 'string' },
+    'after-cancel-args': { type: 'string', default: '{}' },
+    'after-cancel-until': { type: 'string' }
+});
+
+const run = new Runner('ts-v1-client', Number(f.timeout));
+const reqTimeout = Number(f['request-timeout']);
+const stats = new WireStats();
+const handled = { sampling: [], elicitation: [], logging: 0, roots: 0 };
+const notes = waiter();
+run.summary.sdk = '@modelcontextprotocol/sdk@1.32.2';
+run.summary.handled = handled;
+run.summary.wire = stats;
+
+const client = new Client(
+    { name: 'mcp-bridge-interop-ts-v1', version: '1.0.0' },
+    { capabilities: { sampling: {}, elicitation: { form: {} }, ...(f.roots ? { roots: {} } : {}) } }
+);
+if (f.roots) {
+    client.setRequestHandler(ListRootsRequestSchema, async () => {
+        handled.roots++;
+        notes.poke();
+        log('answering roots/list');
+        return { roots: ROOTS };
+    });
+}
+client.setRequestHandler(CreateMessageRequestSchema, async req => {
+    handled.sampling.push({ messages: req.params.messages?.length ?? 0, maxTokens: req.params.maxTokens });
+    log('answering sampling/createMessage');
+    return samplingResult();
+});
+client.setRequestHandler(ElicitRequestSchema, async req => {
+    const content = elicitContent(req.params.requestedSchema);
+    handled.elicitation.push({ fields: Object.keys(req.params.requestedSchema?.properties ?? {}).length, message: req.params.message });
+    log('answering elicitation/create with', content);
+    return { action: 'accept', content };
+});
+client.setNotificationHandler(LoggingMessageNotificationSchema, () => {
+    handled.logging++;
+    notes.poke();
+});
+client.onerror = e => log('client error:', errInfo(e));
+
+let activeTransport;
+
+async function connect() {
+    let transport;
+    if (f.url) {
+        run.summary.transport = 'http';
+        transport = new StreamableHTTPClientTransport(new URL(f.url), { fetch: countingFetch(stats) });
+    } else if (f.command) {
+        run.summary.transport = 'stdio';
+        const inner = new StdioClientTransport({ command: f.command, args: positionals, stderr: 'inherit' });
+        transport = countingTransport(inner, stats);
+    } else {
+        throw new Error('need --url URL or --command CMD [-- ARGS...]');
+    }
+    await client.connect(transport, { timeout: reqTimeout });
+    activeTransport = transport;
+    return {
+        protocolVersion: transport.protocolVersion ?? stats.initializeVersion ?? null,
+        server: client.getServerVersion(),
+        serverCapabilities: client.getServerCapabilities(),
+        sessionId: transport.sessionId ?? null
+    };
+}
+
+async function callTool(name, args, extra = {}) {
+    const result = await client.callTool({ name, arguments: args }, undefined, { timeout: reqTimeout, ...extra });
+    if (result.isError) throw new Error(`tool ${name} returned isError: ${textOf(result)}`);
+    return result;
+}
+
+async function main() {
+    const conn = await run.step('connect', connect);
+    if (!conn) return run.finish(1);
+    Object.assign(run.summary, { protocolVersion: conn.protocolVersion, server: conn.server });
+
+    if (f.roots) {
+        await run.step('roots', async () => {
+            await notes.until(() => handled.roots > 0, reqTimeout, 'the server to send roots/list');
+            const byStream = { ...stats.byStream };
+            const r = await callTool(f['roots-tool'], {});
+            return { handlerCalls: handled.roots, byStream, text: textOf(r) };
+        });
+    }
+    if (f.list) {
+        await run.step('listTools', async () => {
+            const { tools } = await client.listTools(undefined, { timeout: reqTimeout });
+            return { count: tools.length, names: tools.map(t => t.name) };
+        });
+    }
+    if (f.echo !== undefined) {
+        await run.step('echo', async () => ({ text: textOf(await callTool('echo', { message: f.echo })) }));
+    }
+    if (f.call) {
+        await run.step('call', async () => {
+            const r = await callTool(f.call, json('args', f.args, {}));
+            return { tool: f.call, text: textOf(r), structuredContent: r.structuredContent ?? null };
+        });
+    }
+    if (f.progress) {
+        await run.step('progress', () => progressCalls(stats, f, callTool));
+    }
+    if (f.sampling) {
+        await run.step('sampling', async () => {
+            const before = handled.sampling.length;
+            const r = await callTool(f['sampling-tool'], { prompt: f['sampling-prompt'], maxTokens: 50 });
+            return { handlerCalls: handled.sampling.length - before, text: textOf(r) };
+        });
+    }
+    if (f.elicitation) {
+        await run.step('elicitation', async () => {
+            const before = handled.elicitation.length;
+            const r = await callTool(f['elicitation-tool'], json('elicitation-args', f['elicitation-args']));
+            return { handlerCalls: handled.elicitation.length - before, text: textOf(r) };
+        });
+    }
+    if (f.logging) {
+        await run.step('logging', async () => {
+            const tool = f['logging-tool'];
+            const before = handled.logging;
+            const via = f['logging-stream'];
+            const onStream = () => (via ? (stats.byStream[`${via} notifications/message`] ?? 0) : handled.logging);
+            const streamBefore = onStream();
+            const on = textOf(await callTool(tool, {}));
+            await notes.until(() => onStream() > streamBefore, Number(f['logging-wait']), `a notifications/message${via ? ' on the ' + via + ' stream' : ''}`);
+            const off = textOf(await callTool(tool, {}));
+            return { received: handled.logging - before, onStream: onStream() - streamBefore, on, off, byStream: { ...stats.byStream } };
+        });
+    }
+    if (f.cancel) {
+        await run.step('cancel', () => cancelCall(stats, f, reqTimeout, callTool));
+    }
+    await run.step('close', async () => {
+        // A legacy HTTP session owns a child process behind mcp-bridge: end it (DELETE).
+        let terminated = false;
+        if (activeTransport?.terminateSession && activeTransport.sessionId) {
+            await activeTransport.terminateSession();
+            terminated = true;
+        }
+        await client.close();
+        return { terminated };
+    });
+    run.finish();
+}
+
+main().catch(e => {
+    run.fail('main', e);
+    run.finish(1);
+});

@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// ts-v2-client: a real @modelcontextprotocol/client 2.4.0 Client (the v2
+// TypeScript SDK) with versionNegotiation pinned to 2026-07-28 by default
+// (--mode pin|auto|legacy, --pin VERSION), driving an MCP server through
+//   --url URL                     StreamableHTTPClientTransport (e.g. mcp-bridge serve)
+//   --command CMD [-- ARG...]     StdioClientTransport (e.g. mcp-bridge connect URL)
+// It declares sampling and elicitation (and with --roots, roots) and answers
+// them with the same handlers as ts-v1-client; on 2026-07-28 the SDK uses them
+// to fulfil input_required results. Steps, in this order when selected:
+//   (always) connect              the negotiation (server/discover for pin/auto)
+//   --expect-version V            fail unless the negotiated version is V
+//   --discover                    an explicit server/discover after connect
+//   --list                        tools/list
+//   --call NAME [--args JSON]     tools/call NAME
+//   --progress                    a progress call (--progress-tool, --progress-args); with
+//                                 --progress-concurrency K, K such calls at once
+//   --sampling                    --sampling-tool (trigger-sampling-request) {prompt}: on
+//                                 2026-07-28 an input_required round trip answered by the
+//                                 sampling handler
+//   --elicitation                 --elicitation-tool [--elicitation-args]: on 2026-07-28
+//                                 an input_required (MRTR) round trip answered by the
+//                                 elicitation handler (accept, schema-satisfying content)
+//   --cancel                      a call aborted (AbortSignal) after its first progress
+//                                 notification (--cancel-tool, --cancel-args), then
+//                                 optionally --after-cancel-tool [--after-cancel-args]
+//                                 [--after-cancel-until FIELD: repeat until FIELD >= 1]
+// Prints one JSON summary on stdout; logs on stderr; exit 0 only if every step succeeded.
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import {
+    ROOTS,
+    Runner,
+    WireStats,
+    countingFetch,
+    countingTransport,
+    elicitContent,
+    json,
+    log,
+    parseFlags,
+    samplingResult,
+    textOf,
+    errInfo
+} from './lib/common.mjs';
+import { cancelCall, progressCalls } from './lib/steps.mjs';
+
+const { values: f, positionals } = parseFlags({
+    url: { type: 'string' },
+    command: { type: 'string' },
+    mode: { type: 'string', default: 'pin' },
+    pin: { type: 'string', default: '2026-07-28' },
+    'expect-version': { type: 'string' },
+    timeout: { type: 'string', default: '60000' },
+    'request-timeout': { type: 'string', default: '20000' },
+    roots: { type: 'boolean', default: false },
+    discover: { type: 'boolean', default: false },
+    list: { type: 'boolean', default: false },
+    call: { type: 'string' },
+    args: { type: 'string' },
+    progress: { type: 'boolean', default: false },
+    'progress-tool': { type: 'string', default: 'test_tool_with_progress' },
+    'progress-args': { type: 'string', default: '{}' },
+    'progress-concurrency': { type: 'string', default: '1' },
+    sampling: { type: 'boolean', default: false },
+    'sampling-tool': { type: 'string', default: 'trigger-sampling-request' },
+    'sampling-prompt': { type: 'string', default: 'Say hello to the interop test.' },
+    elicitation: { type: 'boolean', default: false },
+    'elicitation-tool': { type: 'string', default: 'memo_delete_memo' },
+    'elicitation-args': { type: 'string', default: '{}' },
+    cancel: { type: 'boolean', default: false },
+    'cancel-tool': { type: 'string', default: 'memo_export_memos' },
+    'cancel-args': { type: 'string', default: '{"steps":100}' },
+    'after-cancel-tool': { type: 'string' },
+    'after-cancel-args': { type: 'string', default: '{}' },
+    'after-cancel-until': { type: 'string' }
+});
+
+const run = new Runner('ts-v2-client', Number(f.timeout));
+const reqTimeout = Number(f['request-timeout']);
+const stats = new WireStats();
+const handled = { sampling: [], elicitation: [], roots: 0 };
+run.summary.sdk = '@modelcontextprotocol/client@2.4.0';
+run.summary.handled = handled;
+run.summary.wire = stats;
+
+const mode = f.mode === 'pin' ? { pin: f.pin } : f.mode;
+run.summary.versionNegotiation = mode;
+const client = new Client(
+    { name: 'mcp-bridge-interop-ts-v2', version: '1.0.0' },
+    {
+        capabilities: { sampling: {}, elicitation: { form: {} }, ...(f.roots ? { roots: {} } : {}) },
+        versionNegotiation: { mode }
+    }
+);
+client.setRequestHandler('sampling/createMessage', async req => {
+    handled.sampling.push({ messages: req.params.messages?.length ?? 0 });
+    log('answering sampling/createMessage');
+    return samplingResult();
+});
+if (f.roots) {
+    client.setRequestHandler('roots/list', async () => {
+        handled.roots++;
+        log('answering roots/list');
+        return { roots: ROOTS };
+    });
+}
+client.setRequestHandler('elicitation/create', async req => {
+    const content = elicitContent(req.params.requestedSchema);
+    handled.elicitation.push({ fields: Object.keys(req.params.requestedSchema?.properties ?? {}).length, message: req.params.message });
+    log('answering elicitation/create with', content);
+    return { action: 'accept', content };
+});
+client.onerror = e => log('client error:', errInfo(e));
+
+async function connect() {
+    let transport;
+    if (f.url) {
+        run.summary.transport = 'http';
+        transport = new StreamableHTTPClientTransport(new URL(f.url), { fetch: countingFetch(stats) });
+    } else if (f.command) {
+        run.summary.transport = 'stdio';
+        const inner = new StdioClientTransport({ command: f.command, args: positionals, stderr: 'inherit' });
+        transport = countingTransport(inner, stats);
+    } else {
+        throw new Error('need --url URL or --command CMD [-- ARGS...]');
+    }
+    await client.connect(transport, { timeout: reqTimeout });
+    const d = client.getDiscoverResult();
+    return {
+        protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
+        era: client.getProtocolEra() ?? null,
+        server: client.getServerVersion() ?? null,
+        serverCapabilities: client.getServerCapabilities() ?? null,
+        discover: d ? { supportedVersions: d.supportedVersions, resultType: d.resultType ?? null } : null,
+        sessionId: transport.sessionId ?? null
+    };
+}
+
+async function callTool(name, args, extra = {}) {
+    const result = await client.callTool({ name, arguments: args }, { timeout: reqTimeout, ...extra });
+    if (result.isError) throw new Error(`tool ${name} returned isError: ${textOf(result)}`);
+    return result;
+}
+
+async function main() {
+    const conn = await run.step('connect', connect);
+    if (!conn) return run.finish(1);
+    Object.assign(run.summary, { protocolVersion: conn.protocolVersion, era: conn.era, server: conn.server });
+
+    if (f['expect-version'] !== undefined) {
+        await run.step('expectVersion', async () => {
+            if (conn.protocolVersion !== f['expect-version']) {
+                throw new Error(`negotiated ${conn.protocolVersion}, want ${f['expect-version']}`);
+            }
+            return { version: conn.protocolVersion };
+        });
+    }
+    if (f.discover) {
+        await run.step('discover', async () => {
+            const d = await client.discover({ timeout: reqTimeout });
+            return { supportedVersions: d.supportedVersions, capabilities: d.capabilities, serverInfo: d._meta?.['io.modelcontextprotocol/serverInfo'] ?? null };
+        });
+    }
+    if (f.list) {
+        await run.step('listTools', async () => {
+            const { tools } = await client.listTools(undefined, { timeout: reqTimeout });
+            return { count: tools.length, names: tools.map(t => t.name) };
+        });
+    }
+    if (f.call) {
+        await run.step('call', async () => {
+            const r = await callTool(f.call, json('args', f.args, {}));
+            return { tool: f.call, text: textOf(r), structuredContent: r.structuredContent ?? null };
+        });
+    }
+    if (f.progress) {
+        await run.step('progress', () => progressCalls(stats, f, callTool));
+    }
+    if (f.sampling) {
+        await run.step('sampling', async () => {
+            const before = handled.sampling.length;
+            const r = await callTool(f['sampling-tool'], { prompt: f['sampling-prompt'], maxTokens: 50 });
+            return { handlerCalls: handled.sampling.length - before, text: textOf(r) };
+        });
+    }
+    if (f.elicitation) {
+        await run.step('elicitation', async () => {
+            const before = handled.elicitation.length;
+            const r = await callTool(f['elicitation-tool'], json('elicitation-args', f['elicitation-args']));
+            return { handlerCalls: handled.elicitation.length - before, text: textOf(r) };
+        });
+    }
+    if (f.cancel) {
+        await run.step('cancel', () => cancelCall(stats, f, reqTimeout, callTool));
+    }
+    await run.step('close', async () => {
+        await client.close();
+        return {};
+    });
+    run.finish();
+}
+
+main().catch(e => {
+    run.fail('main', e);
+    run.finish(1);
+});

@@ -1,0 +1,607 @@
+//go:build interop
+
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Timeouts bounding every step. Nothing here waits unbounded.
+const (
+	readyTimeout    = 30 * time.Second // bridge /readyz or a direct server's port
+	driverTimeout   = 90 * time.Second // one driver client run
+	stopTimeout     = 20 * time.Second // SIGTERM → exit, before SIGKILL
+	orphanTimeout   = 5 * time.Second  // children gone after the bridge exited
+	pollInterval    = 50 * time.Millisecond
+	portAttempts    = 5
+	shutdownTimeout = "5s" // the bridge's own --shutdown-timeout
+)
+
+// artifactDir is where a test keeps its logs and results: under
+// $MCP_INTEROP_ARTIFACTS/<test> when that is set (kept), else a temp dir.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("MCP_INTEROP_ARTIFACTS")
+	if base == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(base, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("artifacts: %v", err)
+	}
+	return dir
+}
+
+// freePort asks the kernel for a free loopback port. mcp-bridge cannot bind
+// port 0 and report it, so there is a window in which another process can
+// take the port: callers retry on "address already in use".
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+// proc is a started process whose exit is observed by one goroutine.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{} // closed when Wait returned
+	waitErr error
+}
+
+func startProc(t *testing.T, name, logPath string, dir string, argv ...string) *proc {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("%s log: %v", name, err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Its own process group, so a last-resort kill reaches what it spawned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	return p
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM and waits; after stopTimeout it SIGKILLs the process
+// group. It reports whether the process exited by itself after SIGTERM.
+func (p *proc) stop() (graceful bool) {
+	if p.exited() {
+		return true
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(stopTimeout):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		return false
+	}
+}
+
+func (p *proc) exitCode() int {
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) log() string {
+	b, _ := os.ReadFile(p.logPath)
+	return string(b)
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// bridge is a running `mcp-bridge serve`.
+type bridge struct {
+	*proc
+	URL  string // http://127.0.0.1:PORT/mcp
+	base string // http://127.0.0.1:PORT
+}
+
+// serveOpts configures startBridge.
+type serveOpts struct {
+	Flags []string // extra serve flags, e.g. --session-mode shared
+	Child []string // the stdio MCP server command
+	Dir   string   // working directory (default scripts/interop)
+	// NoWait: return once the port accepts connections, without waiting
+	// for /readyz (to test what clients see while the child starts).
+	NoWait bool
+}
+
+// startBridge starts `mcp-bridge serve --listen 127.0.0.1:PORT --log-level
+// debug ... -- CHILD...`, retrying with a new port if the chosen one was
+// taken, and waits for /readyz. Cleanup stops it and checks that it shut
+// down cleanly: exit 0 on SIGTERM, no data race or panic in its log, and no
+// child process left behind.
+func startBridge(t *testing.T, o serveOpts) *bridge {
+	t.Helper()
+	dir := o.Dir
+	if dir == "" {
+		dir = env.interopDir
+	}
+	art := artifactDir(t)
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		argv := []string{env.bridge, "serve", "--listen", "127.0.0.1:" + strconv.Itoa(port),
+			"--log-level", "debug", "--shutdown-timeout", shutdownTimeout}
+		argv = append(argv, o.Flags...)
+		argv = append(argv, "--")
+		argv = append(argv, o.Child...)
+		logPath := filepath.Join(art, fmt.Sprintf("bridge-%d.log", attempt))
+		p := startProc(t, "mcp-bridge", logPath, dir, argv...)
+		b := &bridge{proc: p, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+		b.URL = b.base + "/mcp"
+		var err error
+		if o.NoWait {
+			err = waitPort(p, strings.TrimPrefix(b.base, "http://"))
+		} else {
+			err = b.waitReady()
+		}
+		if err == nil {
+			t.Logf("mcp-bridge serving %s (log %s): %s", b.URL, logPath, strings.Join(o.Child, " "))
+			t.Cleanup(func() { b.shutdown(t) })
+			return b
+		}
+		b.stop()
+		if strings.Contains(p.log(), "address already in use") && attempt < portAttempts {
+			t.Logf("port %d was taken meanwhile; retrying", port)
+			continue
+		}
+		t.Fatalf("mcp-bridge did not become ready: %v\nargv: %q\nlog:\n%s", err, argv, tail(p.log(), 60))
+	}
+}
+
+// waitReady polls /readyz until it answers 200, the process exits, or
+// readyTimeout passes.
+func (b *bridge) waitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	last := "no answer"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/readyz", nil)
+		if resp, err := client.Do(req); err == nil {
+			body := make([]byte, 512)
+			n, _ := resp.Body.Read(body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body[:n])))
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-b.done:
+			return fmt.Errorf("exited (%v) before /readyz answered 200", b.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("/readyz not 200 after %v (last: %s)", readyTimeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// shutdown stops the bridge and reports what a clean shutdown must not show.
+func (b *bridge) shutdown(t *testing.T) {
+	t.Helper()
+	graceful := b.stop()
+	log := b.log()
+	if t.Failed() {
+		t.Logf("mcp-bridge log (%s):\n%s", b.logPath, tail(log, 80))
+	}
+	if !graceful {
+		t.Errorf("BRIDGE BUG? mcp-bridge did not exit within %v of SIGTERM (--shutdown-timeout %s); killed.\nlog:\n%s",
+			stopTimeout, shutdownTimeout, tail(log, 40))
+	} else if code := b.exitCode(); code != 0 {
+		t.Errorf("BRIDGE BUG? mcp-bridge exited %d after SIGTERM (want 0)\nlog:\n%s", code, tail(log, 40))
+	}
+	for _, bad := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {
+		if i := strings.Index(log, bad); i >= 0 {
+			t.Errorf("BRIDGE BUG: mcp-bridge log contains %q:\n%s", bad, excerpt(log, i, 3000))
+		}
+	}
+	checkNoOrphans(t, log)
+}
+
+func excerpt(s string, i, n int) string {
+	end := i + n
+	if end > len(s) {
+		end = len(s)
+	}
+	return s[i:end]
+}
+
+// childPIDs lists the child_pid values in the bridge's JSON log ("child started").
+func childPIDs(log string) []int {
+	var pids []int
+	seen := map[int]bool{}
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l struct {
+			PID int `json:"child_pid"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.PID > 0 && !seen[l.PID] {
+			seen[l.PID] = true
+			pids = append(pids, l.PID)
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid still runs (a zombie counts as gone).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) STATE ...; comm may contain spaces, so split after the last ')'.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// checkNoOrphans: every child the bridge logged must be gone once it exited
+// ("No orphans" in design.md); survivors are reported and killed.
+func checkNoOrphans(t *testing.T, log string) {
+	t.Helper()
+	pids := childPIDs(log)
+	deadline := time.Now().Add(orphanTimeout)
+	for {
+		var left []int
+		for _, pid := range pids {
+			if alive(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				t.Errorf("BRIDGE BUG: child pid %d (%s) outlived mcp-bridge by %v; killing it",
+					pid, strings.ReplaceAll(string(cmdline), "\x00", " "), orphanTimeout)
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(pollInterval) // polling a process table, not synchronizing with it
+	}
+}
+
+// startDirect starts a server that listens by itself (e.g. everything-server
+// -http ADDR) on a free port, retrying on a port conflict, and waits until
+// its port accepts connections. addrArg builds argv from the address.
+func startDirect(t *testing.T, name string, argv func(addr string) []string) (p *proc, addr string) {
+	t.Helper()
+	art := artifactDir(t)
+	for attempt := 1; ; attempt++ {
+		addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+		p = startProc(t, name, filepath.Join(art, fmt.Sprintf("%s-%d.log", name, attempt)), env.interopDir, argv(addr)...)
+		err := waitPort(p, addr)
+		if err == nil {
+			t.Cleanup(func() { p.stop() })
+			return p, addr
+		}
+		p.stop()
+		if strings.Contains(p.log(), "address already in use") && attempt < portAttempts {
+			continue
+		}
+		t.Fatalf("%s did not start: %v\nlog:\n%s", name, err, tail(p.log(), 40))
+	}
+}
+
+func waitPort(p *proc, addr string) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("exited (%v)", p.waitErr)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not accepting after %v: %v", addr, readyTimeout, err)
+		}
+		time.Sleep(pollInterval) // readiness polling
+	}
+}
+
+// driverResult is a driver client's run: its parsed JSON summary plus raw output.
+type driverResult struct {
+	Summary summary
+	Stdout  string
+	Stderr  string
+	Exit    int
+	Took    time.Duration
+}
+
+// runDriver runs scripts/interop/drivers/<script> with node and parses the
+// one JSON summary it prints. The driver can reach a server over HTTP
+// (--url) or spawn one over stdio (--command CMD -- ARGS); for the connect
+// direction the command will be `mcp-bridge connect URL`. A driver that
+// exits non-zero still has its summary parsed so the test can say why.
+func runDriver(t *testing.T, script string, args ...string) *driverResult {
+	t.Helper()
+	r, err := execDriver(artifactDir(t), script, script, args...)
+	checkDriver(t, script, args, r, err)
+	return r
+}
+
+// checkDriver reports a driver run (from the test's goroutine).
+func checkDriver(t *testing.T, script string, args []string, r *driverResult, err error) {
+	t.Helper()
+	if r != nil {
+		t.Logf("%s %s: exit %d in %v", script, strings.Join(args, " "), r.Exit, r.Took.Round(time.Millisecond))
+	}
+	if err != nil {
+		var stderr string
+		if r != nil {
+			stderr = tail(r.Stderr, 60)
+		}
+		t.Fatalf("%s: %v\nstderr:\n%s", script, err, stderr)
+	}
+	if !r.Summary.OK || r.Exit != 0 {
+		t.Errorf("%s failed (exit %d): %s\nstderr:\n%s", script, r.Exit, r.Summary.errorText(), tail(r.Stderr, 40))
+	}
+}
+
+// execDriver runs a driver, bounded by driverTimeout, saving its output in
+// art as <name>.stdout.json and <name>.stderr.log. Safe to call from any
+// goroutine; an error means it produced no usable summary.
+func execDriver(art, name, script string, args ...string) (*driverResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), driverTimeout)
+	defer cancel()
+	argv := append([]string{filepath.Join(env.interopDir, "drivers", script),
+		"--timeout", strconv.Itoa(int((driverTimeout - 10*time.Second) / time.Millisecond))}, args...)
+	cmd := exec.CommandContext(ctx, env.node, argv...)
+	cmd.Dir = env.interopDir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	runErr := cmd.Run()
+	r := &driverResult{Stdout: stdout.String(), Stderr: stderr.String(), Exit: -1, Took: time.Since(t0)}
+	base := strings.TrimSuffix(name, ".mjs")
+	_ = os.WriteFile(filepath.Join(art, base+".stdout.json"), stdout.Bytes(), 0o644)
+	_ = os.WriteFile(filepath.Join(art, base+".stderr.log"), stderr.Bytes(), 0o644)
+	if cmd.ProcessState == nil {
+		return r, fmt.Errorf("start: %v", runErr)
+	}
+	r.Exit = cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("did not finish within %v", driverTimeout)
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &r.Summary); err != nil {
+		return r, fmt.Errorf("printed no JSON summary (%v; exit %d)\nstdout:\n%s", err, r.Exit, tail(r.Stdout, 20))
+	}
+	return r, nil
+}
+
+// summary is the JSON a driver prints (see drivers/lib/common.mjs).
+type summary struct {
+	Driver string `json:"driver"`
+	OK     bool   `json:"ok"`
+	Errors []struct {
+		Step    string          `json:"step"`
+		Name    string          `json:"name"`
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"errors"`
+	Transport       string                         `json:"transport"`
+	ProtocolVersion string                         `json:"protocolVersion"`
+	Era             string                         `json:"era"`
+	Server          struct{ Name, Version string } `json:"server"`
+	Steps           map[string]json.RawMessage     `json:"steps"`
+	Handled         struct {
+		Sampling    []json.RawMessage `json:"sampling"`
+		Elicitation []struct {
+			Fields  int    `json:"fields"`
+			Message string `json:"message"`
+		} `json:"elicitation"`
+	} `json:"handled"`
+	Wire struct {
+		Messages map[string]int `json:"messages"`
+		Sent     map[string]int `json:"sent"`
+		Acked    map[string]int `json:"acked"`
+		Progress int            `json:"progress"`
+		ByStream map[string]int `json:"byStream"` // "GET notifications/message" -> count
+		HTTP     struct {
+			Requests               map[string]int `json:"requests"`
+			Statuses               map[string]int `json:"statuses"`
+			ContentTypes           map[string]int `json:"contentTypes"`
+			SessionIDs             []string       `json:"sessionIds"`
+			ProtocolVersionHeaders []string       `json:"protocolVersionHeaders"`
+		} `json:"http"`
+	} `json:"wire"`
+}
+
+func (s *summary) errorText() string {
+	if len(s.Errors) == 0 {
+		return "no step error recorded"
+	}
+	var parts []string
+	for _, e := range s.Errors {
+		parts = append(parts, fmt.Sprintf("[%s] %s: %s (code %s)", e.Step, e.Name, e.Message, e.Code))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Step result shapes (a step's JSON also has ok and ms).
+type (
+	stepBase    struct{ OK bool }
+	connectStep struct {
+		stepBase
+		ProtocolVersion string `json:"protocolVersion"`
+		SessionID       string `json:"sessionId"`
+		Discover        *struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"discover"`
+	}
+	listStep struct {
+		stepBase
+		Count int      `json:"count"`
+		Names []string `json:"names"`
+	}
+	callStep struct {
+		stepBase
+		Tool              string          `json:"tool"`
+		Text              string          `json:"text"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	progressEvents []struct {
+		Progress float64  `json:"progress"`
+		Total    *float64 `json:"total"`
+	}
+	progressStep struct {
+		stepBase
+		Tool       string         `json:"tool"`
+		OnProgress int            `json:"onprogress"` // first call
+		Wire       int            `json:"wire"`       // all calls
+		Events     progressEvents `json:"events"`     // first call
+		Text       string         `json:"text"`
+		Calls      []struct {     // with --progress-concurrency > 1
+			OnProgress int            `json:"onprogress"`
+			Events     progressEvents `json:"events"`
+			Text       string         `json:"text"`
+		} `json:"calls"`
+	}
+	rootsStep struct {
+		stepBase
+		HandlerCalls int            `json:"handlerCalls"`
+		ByStream     map[string]int `json:"byStream"` // before the tool call
+		Text         string         `json:"text"`
+	}
+	loggingStep struct {
+		stepBase
+		Received int `json:"received"`
+		OnStream int `json:"onStream"`
+	}
+	roundTripStep struct {
+		stepBase
+		HandlerCalls int    `json:"handlerCalls"`
+		Text         string `json:"text"`
+	}
+	cancelStep struct {
+		stepBase
+		ProgressBeforeAbort int       `json:"progressBeforeAbort"`
+		CancelledSent       int       `json:"cancelledSent"`
+		After               *callStep `json:"after"`
+		AfterAttempts       int       `json:"afterAttempts"`
+	}
+	discoverStep struct {
+		stepBase
+		SupportedVersions []string                        `json:"supportedVersions"`
+		ServerInfo        *struct{ Name, Version string } `json:"serverInfo"`
+	}
+)
+
+// memosStats decodes memo_debug_stats' structuredContent.
+type memosStats struct{ Cancelled, InFlight, Requests int }
+
+func afterStats(t *testing.T, c cancelStep) memosStats {
+	t.Helper()
+	if c.After == nil || c.After.Tool != "memo_debug_stats" {
+		t.Fatalf("cancel: no memo_debug_stats result: %+v", c.After)
+	}
+	var st memosStats
+	if err := json.Unmarshal(c.After.StructuredContent, &st); err != nil {
+		t.Fatalf("memo_debug_stats: %v: %s", err, c.After.StructuredContent)
+	}
+	return st
+}
+
+// step decodes steps[name] into T; it fails the test if the step is missing
+// or did not succeed (the driver already said why, see runDriver).
+func step[T any](t *testing.T, r *driverResult, name string) T {
+	t.Helper()
+	var v T
+	raw, ok := r.Summary.Steps[name]
+	if !ok {
+		t.Fatalf("driver summary has no %q step (was it selected?)", name)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("step %q: %v: %s", name, err, raw)
+	}
+	var b stepBase
+	_ = json.Unmarshal(raw, &b)
+	if !b.OK {
+		t.Fatalf("step %q failed: %s", name, raw)
+	}
+	return v
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

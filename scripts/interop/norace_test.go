@@ -1,0 +1,5 @@
+//go:build interop && !race
+
+package interop
+
+const raceEnabled = false
