@@ -281,3 +281,19 @@ func BenchmarkParseLargeResult(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRemapID is the per-message work of the serve direction: parse a
+// child's response and splice the client's id back in.
+func BenchmarkRemapID(b *testing.B) {
+	raw := []byte(`{"jsonrpc":"2.0","id":12345,"result":{"content":[{"type":"text","text":"hello world"}],"resultType":"complete"}}`)
+	orig := []byte(`"client-request-7"`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	var m Message
+	for b.Loop() {
+		if err := Parse(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+		_ = Splice(raw, Edit{Span: m.ID, Value: orig})
+	}
+}
