@@ -44,8 +44,8 @@ type sharedChild struct {
 	mu        sync.Mutex
 	ready     bool
 	readyCh   chan struct{} // closed while a handshaken child is available
-	versions  []string // supportedVersions from the child's server/discover
-	discover  []byte   // the DiscoverResult (the child's, or built from initialize)
+	versions  []string      // supportedVersions from the child's server/discover
+	discover  []byte        // the DiscoverResult (the child's, or built from initialize)
 	lastError string
 
 	levelMu sync.Mutex
