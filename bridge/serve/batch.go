@@ -83,7 +83,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	// Several answers: always a stream, one response per event.
 	rsp := newResponder(w, false)
 	rsp.startSSE()
-	if pump(r.Context(), rsp, sk, t.h.cfg.keepalive(), s.endCh, t.h.killed) != pumpComplete {
+	if pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.killed) != pumpComplete {
 		sk.close()
 	}
 }

@@ -30,6 +30,7 @@ type Handler struct {
 	log   zerolog.Logger
 	guard *guard
 	ids   atomic.Int64 // child-side ids, unique across all children
+	ka    *clock       // keepalive ticks for every stream; nil if disabled
 
 	shared   *sharedChild
 	sessions *sessionTable
@@ -54,6 +55,9 @@ func New(cfg Config) (*Handler, error) {
 		closing: make(chan struct{}),
 		killed:  make(chan struct{}),
 	}
+	if cfg.keepalive() > 0 {
+		h.ka = newClock()
+	}
 	h.shared = newSharedChild(h)
 	h.sessions = newSessionTable(h)
 	return h, nil
@@ -66,6 +70,9 @@ func (h *Handler) Start() {
 	h.cancel = cancel
 	h.wg.Go(func() { h.shared.run(ctx) })
 	h.wg.Go(func() { h.sessions.reap(ctx) })
+	if h.ka != nil {
+		h.wg.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
+	}
 }
 
 // BeginShutdown stops accepting MCP requests (503) and ends long-lived
@@ -175,7 +182,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	// MaxBytesReader counts the bytes actually read, so a chunked body
 	// without Content-Length is limited as well.
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody()))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.cfg.maxBody()), r.ContentLength, h.cfg.maxBody())
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -220,6 +227,24 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.sessions.servePost(w, r, &m)
+}
+
+// readBody reads a request body, sized up front when the length is known.
+func readBody(r io.Reader, length, limit int64) ([]byte, error) {
+	if length <= 0 || length > limit {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length+1) // +1: see the EOF (or a longer body) in one read
+	n, err := io.ReadFull(r, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		return buf[:n], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The body is longer than it said: read the rest (still capped).
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
 }
 
 // validID accepts the id forms MCP allows: strings and integers.

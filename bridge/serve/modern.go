@@ -93,7 +93,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "subscriptions/listen" {
 		stop = h.closing // a listen stream lives until shutdown
 	}
-	switch pump(r.Context(), rsp, sk, h.cfg.keepalive(), stop, nil) {
+	switch pump(r.Context(), rsp, sk, h.ka, stop, nil) {
 	case pumpClientGone:
 		sk.close()
 		h.abandon(conn, cl, "client closed the stream")
@@ -111,6 +111,21 @@ func (h *Handler) abandon(conn *childConn, cl *call, reason string) {
 		return
 	}
 	conn.cancel(cl, reason)
+}
+
+// Canonical forms of the request metadata headers, for direct map access
+// (http.Header.Get canonicalizes its argument on every call).
+var (
+	keyProtocolVersion = http.CanonicalHeaderKey(wire.HeaderProtocolVersion)
+	keyMethod          = http.CanonicalHeaderKey(wire.HeaderMethod)
+	keyName            = http.CanonicalHeaderKey(wire.HeaderName)
+)
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }
 
 func since(t time.Time) time.Duration {
@@ -137,7 +152,7 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 	mismatch := func(format string, args ...any) (int, int, string, []byte) {
 		return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + fmt.Sprintf(format, args...), nil
 	}
-	pv := strings.TrimSpace(hdr.Get(wire.HeaderProtocolVersion))
+	pv := strings.TrimSpace(first(hdr[keyProtocolVersion]))
 	switch {
 	case pv == "":
 		return mismatch("missing required %s header", wire.HeaderProtocolVersion)
@@ -154,14 +169,14 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 		// this revision.
 		return 0, 0, "", nil
 	}
-	switch mh, ok := hdr[http.CanonicalHeaderKey(wire.HeaderMethod)]; {
+	switch mh, ok := hdr[keyMethod]; {
 	case !ok || len(mh) == 0:
 		return mismatch("missing required %s header", wire.HeaderMethod)
 	case strings.TrimSpace(mh[0]) != m.Method: // values are case-sensitive
 		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderMethod, strings.TrimSpace(mh[0]), m.Method)
 	}
 	if want, needed := m.NameValue(); needed {
-		raw := hdr.Get(wire.HeaderName)
+		raw := first(hdr[keyName])
 		if raw == "" {
 			return mismatch("missing required %s header", wire.HeaderName)
 		}

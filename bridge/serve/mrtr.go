@@ -217,7 +217,7 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 		sp.conn.resume(sp.cl, clone(m.IDBytes()), token2, sk)
 	}
 	rsp := newResponder(w, true)
-	switch pump(r.Context(), rsp, sk, h.cfg.keepalive(), nil, nil) {
+	switch pump(r.Context(), rsp, sk, h.ka, nil, nil) {
 	case pumpClientGone:
 		sk.close()
 		if len(rest) == 0 {

@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -79,7 +81,7 @@ func (r *responder) comment() error {
 func (r *responder) json(msg []byte) error {
 	r.started = true
 	status := http.StatusOK
-	if r.modern {
+	if r.modern && bytes.Contains(msg, []byte(`"error"`)) {
 		var m wire.Message
 		if wire.Parse(msg, &m) == nil && m.Error.Present() {
 			status = modernErrorStatus(m.ErrorCode)
@@ -105,6 +107,40 @@ func modernErrorStatus(code int) int {
 	return http.StatusOK
 }
 
+// A clock ticks for every stream at once: one timer per Handler instead of
+// one per request. A nil clock never ticks.
+type clock struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newClock() *clock { return &clock{ch: make(chan struct{})} }
+
+func (c *clock) tick() <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+func (c *clock) run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.mu.Lock()
+			close(c.ch)
+			c.ch = make(chan struct{})
+			c.mu.Unlock()
+		}
+	}
+}
+
 // pumpResult says how a pump ended.
 type pumpResult int
 
@@ -118,13 +154,8 @@ const (
 // complete, the client goes away, or stop or stop2 is closed (nil channels
 // never fire). It writes keepalive comments on a quiet stream, turning a
 // still-undecided response into SSE.
-func pump(ctx context.Context, r *responder, s *sink, keepalive time.Duration, stop, stop2 <-chan struct{}) pumpResult {
-	var tick <-chan time.Time
-	if keepalive > 0 {
-		t := time.NewTicker(keepalive)
-		defer t.Stop()
-		tick = t.C
-	}
+func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-chan struct{}) pumpResult {
+	ticks := 0
 	for {
 		msgs, complete, overrun := s.take()
 		if overrun {
@@ -155,9 +186,14 @@ func pump(ctx context.Context, r *responder, s *sink, keepalive time.Duration, s
 			return r.finish(s)
 		case <-stop2:
 			return r.finish(s)
-		case <-tick:
-			if r.comment() != nil {
-				return pumpClientGone
+		case <-ka.tick():
+			// The clock is shared by every stream, so the first tick may
+			// come at once: a keepalive goes out from the second on, when
+			// the stream has been quiet for at least one interval.
+			if ticks++; ticks >= 2 {
+				if r.comment() != nil {
+					return pumpClientGone
+				}
 			}
 		}
 	}

@@ -283,7 +283,7 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "initialize" {
 		rsp.sessionID = s.id
 	}
-	res := pump(r.Context(), rsp, cl.sink, h.cfg.keepalive(), s.endCh, h.killed)
+	res := pump(r.Context(), rsp, cl.sink, h.ka, s.endCh, h.killed)
 	if res != pumpComplete {
 		// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
 		// the client cancelling its request." The call stays pending at the
@@ -488,7 +488,7 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	if rsp.startSSE() != nil {
 		return
 	}
-	pump(r.Context(), rsp, sk, t.h.cfg.keepalive(), s.endCh, t.h.closing)
+	pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
 	sk.close()
 	s.mu.Lock()
 	if s.get == sk {

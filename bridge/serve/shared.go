@@ -45,6 +45,7 @@ type sharedChild struct {
 	ready     bool
 	readyCh   chan struct{} // closed while a handshaken child is available
 	versions  []string      // supportedVersions from the child's server/discover
+	modernVs  []string      // the modern ones among them (for -32022)
 	discover  []byte        // the DiscoverResult (the child's, or built from initialize)
 	lastError string
 
@@ -245,6 +246,12 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 	s.ready, s.lastError = ready, reason
 	if versions != nil {
 		s.versions = versions
+		s.modernVs = nil
+		for _, v := range versions {
+			if v >= ModernVersion {
+				s.modernVs = append(s.modernVs, v)
+			}
+		}
 	}
 	s.mu.Unlock()
 }
@@ -276,21 +283,18 @@ func (s *sharedChild) notReady() string {
 	return "MCP server starting"
 }
 
-// supported returns the modern versions the child supports.
+// supported returns the modern versions the child supports. The slice is
+// shared: callers must not modify it.
 func (s *sharedChild) supported() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for _, v := range s.versions {
-		if v >= ModernVersion {
-			out = append(out, v)
-		}
+	if len(s.modernVs) == 0 {
+		return defaultModern
 	}
-	if len(out) == 0 {
-		out = []string{ModernVersion}
-	}
-	return out
+	return s.modernVs
 }
+
+var defaultModern = []string{ModernVersion}
 
 func (s *sharedChild) pending() int {
 	if c := s.conn.Load(); c != nil {
