@@ -1,0 +1,137 @@
+// Command profile runs mcp-bridge's serve or connect direction in-process,
+// built from the project's public packages exactly as cmd/mcp-bridge wires
+// them, with CPU and allocation profiling on. The load comes from outside
+// (scripts/bench/loadgen, as in run.sh), so the profiles show the bridge and
+// nothing else.
+//
+//	profile serve   -listen 127.0.0.1:PORT -cpuprofile F -memprofile F -- COMMAND [ARGS]
+//	profile connect -cpuprofile F -memprofile F URL    (stdio on stdin/stdout)
+//
+// serve writes the profiles on SIGTERM/SIGINT; connect when stdin closes (or
+// on a signal). run.sh profile drives both and prints `go tool pprof -top`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: profile serve|connect [flags] ...")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	cpu := fs.String("cpuprofile", "", "write the CPU profile here")
+	mem := fs.String("memprofile", "", "write the allocation (heap) profile here")
+	listen := fs.String("listen", "127.0.0.1:8080", "serve: listen address")
+	rate := fs.Int("memrate", 16<<10, "runtime.MemProfileRate (bytes per sample)")
+	fs.Parse(os.Args[2:])
+	runtime.MemProfileRate = *rate
+	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		must(err)
+		must(pprof.StartCPUProfile(f))
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(ctx, *listen, fs.Args(), log)
+	case "connect":
+		if fs.NArg() != 1 {
+			err = errors.New("connect: want one URL")
+			break
+		}
+		err = runConnect(ctx, fs.Arg(0), log)
+	default:
+		err = fmt.Errorf("unknown direction %q", os.Args[1])
+	}
+	if *cpu != "" {
+		pprof.StopCPUProfile()
+	}
+	if *mem != "" {
+		f, ferr := os.Create(*mem)
+		must(ferr)
+		must(pprof.Lookup("allocs").WriteTo(f, 0))
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		os.Exit(1)
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		os.Exit(1)
+	}
+}
+
+func runServe(ctx context.Context, listen string, child []string, log zerolog.Logger) error {
+	if len(child) == 0 {
+		return errors.New("serve: missing the child command after --")
+	}
+	path, err := exec.LookPath(child[0])
+	if err != nil {
+		return err
+	}
+	h, err := serve.New(serve.Config{
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(path, child[1:]...)
+			cmd.Args[0] = child[0]
+			return cmd
+		},
+		CheckHost: true,
+		Logger:    log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
+	h.Start()
+	go srv.Serve(ln)
+	<-ctx.Done()
+	h.BeginShutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	h.Close()
+	return nil
+}
+
+func runConnect(ctx context.Context, url string, log zerolog.Logger) error {
+	b, err := connect.New(connect.Config{URL: url, Logger: log})
+	if err != nil {
+		return err
+	}
+	err = b.Run(ctx, os.Stdin, os.Stdout)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
