@@ -1,7 +1,7 @@
 package lineio
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -11,12 +11,25 @@ import (
 // accept.
 const DefaultMaxLineSize = 32 << 20
 
+const (
+	minBuf  = 64 << 10 // initial buffer, and what a shrunk buffer returns to
+	keepCap = 4 << 20  // a buffer grown past this is released once it is idle
+)
+
 // A Reader reads newline-delimited messages. It is not safe for concurrent
 // use: a stream has exactly one reader.
+//
+// It reads straight into one buffer of its own (no bufio layer), so a
+// large message is copied from the kernel once, plus the doublings of the
+// buffer while it grows.
 type Reader struct {
-	br  *bufio.Reader
-	max int
-	buf []byte // assembles lines longer than br's buffer; reused
+	r       io.Reader
+	max     int
+	buf     []byte
+	start   int   // first unread byte
+	end     int   // end of the data read
+	scanned int   // bytes after start already searched for '\n'
+	err     error // the read error that ends the input, once seen
 }
 
 // NewReader returns a Reader that reads from r and rejects lines longer than
@@ -26,15 +39,21 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxLineSize
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: r, max: max}
+}
+
+// Reset makes the Reader read from r, discarding buffered data but keeping
+// the buffer.
+func (r *Reader) Reset(rd io.Reader) {
+	r.r, r.start, r.end, r.scanned, r.err = rd, 0, 0, 0, nil
 }
 
 // Read returns the next line without its "\n" or "\r\n" terminator. Empty
 // lines are skipped: they carry no message.
 //
-// The returned slice aliases the Reader's buffers and is valid only until the
-// next call to Read; callers that keep it must copy it. This keeps framing
-// free of per-message allocations.
+// The returned slice aliases the Reader's buffer and is valid only until
+// the next call to Read; callers that keep it must copy it. This keeps
+// framing free of per-message allocations.
 //
 // A line longer than the limit is discarded up to and including its
 // terminator and reported as a *TooLongError (errors.Is ErrTooLong); the
@@ -42,81 +61,100 @@ func NewReader(r io.Reader, max int) *Reader {
 // io.ErrUnexpectedEOF when the input stopped in the middle of a line: a
 // message without its newline was never completed by the sender.
 func (r *Reader) Read() ([]byte, error) {
+	r.shrink()
 	for {
-		line, err := r.readLine()
-		if err != nil {
-			return nil, err
-		}
-		if len(line) > 0 {
-			return line, nil
-		}
-	}
-}
-
-func (r *Reader) readLine() ([]byte, error) {
-	frag, err := r.br.ReadSlice('\n')
-	if err == nil {
-		// Fast path: the whole line sits in bufio's buffer.
-		line := trimEOL(frag)
-		if len(line) > r.max {
-			return nil, &TooLongError{Limit: r.max, Size: int64(len(line))}
-		}
-		return line, nil
-	}
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, r.eofError(frag, err)
-	}
-	r.buf = append(r.buf[:0], frag...)
-	for {
-		if len(r.buf) > r.max+1 { // +1: the line may end with '\r'
-			return nil, r.skip(int64(len(r.buf)))
-		}
-		frag, err = r.br.ReadSlice('\n')
-		r.buf = append(r.buf, frag...)
-		if err == nil {
-			line := trimEOL(r.buf)
+		if i := bytes.IndexByte(r.buf[r.start+r.scanned:r.end], '\n'); i >= 0 {
+			nl := r.start + r.scanned + i
+			line := r.buf[r.start:nl]
+			r.start, r.scanned = nl+1, 0
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
 			if len(line) > r.max {
 				return nil, &TooLongError{Limit: r.max, Size: int64(len(line))}
 			}
+			if len(line) == 0 {
+				continue
+			}
 			return line, nil
 		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, r.eofError(r.buf, err)
+		r.scanned = r.end - r.start
+		if r.scanned > r.max+1 { // +1: the line may still end in '\r'
+			return nil, r.skip()
 		}
+		if r.err != nil {
+			return nil, r.eof()
+		}
+		r.fill()
+	}
+}
+
+// fill reads more input, making room first.
+func (r *Reader) fill() {
+	if r.start == r.end {
+		r.start, r.end = 0, 0 // everything consumed: read into the whole buffer
+	}
+	if r.start > 0 && len(r.buf)-r.end < len(r.buf)/4 {
+		// Move the partial line to the front before growing.
+		n := copy(r.buf, r.buf[r.start:r.end])
+		r.start, r.end = 0, n
+	}
+	if r.end == len(r.buf) {
+		size := max(2*len(r.buf), minBuf)
+		nb := make([]byte, size)
+		copy(nb, r.buf[r.start:r.end])
+		r.buf, r.end, r.start = nb, r.end-r.start, 0
+	}
+	n, err := r.r.Read(r.buf[r.end:])
+	r.end += n
+	if err != nil {
+		r.err = err
 	}
 }
 
 // skip discards the rest of an over-long line.
-func (r *Reader) skip(n int64) error {
-	r.buf = r.buf[:0]
+func (r *Reader) skip() error {
+	size := int64(r.end - r.start)
 	for {
-		frag, err := r.br.ReadSlice('\n')
-		n += int64(len(frag))
-		if err == nil {
-			return &TooLongError{Limit: r.max, Size: n - int64(len(frag)-len(trimEOL(frag)))}
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			if err == io.EOF {
-				return io.ErrUnexpectedEOF
+		r.start, r.end, r.scanned = 0, 0, 0
+		if r.err != nil {
+			if errors.Is(r.err, io.EOF) {
+				return io.ErrUnexpectedEOF // the long line never ended
 			}
-			return err
+			return r.err
 		}
+		r.fill()
+		if i := bytes.IndexByte(r.buf[:r.end], '\n'); i >= 0 {
+			size += int64(i)
+			if i > 0 && r.buf[i-1] == '\r' {
+				size--
+			}
+			r.start = i + 1
+			return &TooLongError{Limit: r.max, Size: size}
+		}
+		size += int64(r.end)
 	}
 }
 
-func (r *Reader) eofError(partial []byte, err error) error {
-	if err == io.EOF && len(partial) > 0 {
-		return io.ErrUnexpectedEOF
+func (r *Reader) eof() error {
+	partial := r.end > r.start
+	r.start, r.end, r.scanned = 0, 0, 0
+	if errors.Is(r.err, io.EOF) {
+		if partial {
+			return io.ErrUnexpectedEOF
+		}
+		return io.EOF
 	}
-	return err
+	return r.err
 }
 
-func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
+// shrink releases a buffer that grew for one large message once it holds
+// little, so a burst does not pin tens of MiB for the life of the stream.
+func (r *Reader) shrink() {
+	if cap(r.buf) <= keepCap || r.end-r.start > minBuf {
+		return
 	}
-	return b
+	nb := make([]byte, minBuf)
+	r.end = copy(nb, r.buf[r.start:r.end])
+	r.buf, r.start = nb, 0
 }

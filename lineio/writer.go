@@ -6,21 +6,45 @@ import (
 	"sync"
 )
 
-// A Writer writes newline-delimited messages. It is safe for concurrent use:
-// each message, with its terminator, goes to the underlying writer in one
-// Write call, so messages from different goroutines never interleave.
+// A Writer writes newline-delimited messages. It is safe for concurrent
+// use, and messages never interleave.
+//
+// Concurrent writers are combined: while one goroutine is in the
+// underlying Write, the messages of the others queue up, and the next
+// Write carries them all (group commit). Under load that turns one system
+// call per message into one per batch; alone, a message costs one Write.
+// Every Write call returns only once its message has been written, so the
+// caller's slice is never retained.
 type Writer struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte // msg + '\n', reused; guarded by mu
+	w io.Writer
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   [][]byte // messages waiting for the next flush, by reference
+	spare   [][]byte // the other queue, reused
+	writing bool     // a goroutine is flushing
+	queued  uint64   // messages queued so far
+	flushed uint64   // messages written so far
+	err     error    // the first write error: the stream is broken from then on
+	buf     []byte   // scratch for joining small messages
 }
 
 // NewWriter returns a Writer that writes to w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+func NewWriter(w io.Writer) *Writer {
+	lw := &Writer{w: w}
+	lw.cond.L = &lw.mu
+	return lw
+}
 
-// maxRetainedBuf bounds the buffer a Writer keeps between messages, so that
-// one 16 MiB result does not pin 16 MiB for the life of the process.
-const maxRetainedBuf = 1 << 20
+const (
+	// bigMessage is the size from which a message is written from the
+	// caller's slice instead of being copied into the batch buffer.
+	bigMessage = 64 << 10
+	// maxRetainedBuf bounds the scratch buffer kept between batches.
+	maxRetainedBuf = 1 << 20
+)
+
+var newline = []byte{'\n'}
 
 // Write writes msg followed by "\n". It returns ErrEmbeddedNewline, writing
 // nothing, if msg contains '\n' or '\r': stdio peers would see two messages.
@@ -29,10 +53,78 @@ func (w *Writer) Write(msg []byte) error {
 		return ErrEmbeddedNewline
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(append(w.buf[:0], msg...), '\n')
-	_, err := w.w.Write(w.buf)
-	if cap(w.buf) > maxRetainedBuf {
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	w.queue = append(w.queue, msg)
+	w.queued++
+	mine := w.queued
+	for w.writing && w.flushed < mine {
+		w.cond.Wait()
+	}
+	if w.flushed >= mine {
+		// Another goroutine wrote it (or failed to).
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	// Become the flusher until the queue is empty.
+	w.writing = true
+	for len(w.queue) > 0 {
+		batch := w.queue
+		w.queue = w.spare[:0]
+		w.mu.Unlock()
+		var err error
+		if w.err == nil {
+			err = w.flush(batch)
+		}
+		clear(batch) // do not keep the callers' slices alive
+		w.mu.Lock()
+		w.spare = batch[:0]
+		w.flushed += uint64(len(batch))
+		if err != nil && w.err == nil {
+			// A pipe or terminal that failed once stays failed: every
+			// message after it is refused with the same error.
+			w.err = err
+		}
+		w.cond.Broadcast()
+	}
+	w.writing = false
+	err := w.err
+	w.mu.Unlock()
+	return err
+}
+
+// flush writes a batch: small messages are joined into one buffer (one
+// Write); a big one goes out from its own slice, with the newline appended
+// to what follows.
+func (w *Writer) flush(batch [][]byte) error {
+	b := w.buf[:0]
+	for _, msg := range batch {
+		if len(msg) < bigMessage {
+			b = append(append(b, msg...), '\n')
+			continue
+		}
+		if len(b) > 0 {
+			if _, err := w.w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		if _, err := w.w.Write(msg); err != nil {
+			return err
+		}
+		b = append(b, '\n')
+	}
+	var err error
+	if len(b) > 0 {
+		_, err = w.w.Write(b)
+	}
+	if cap(b) <= maxRetainedBuf {
+		w.buf = b[:0]
+	} else {
 		w.buf = nil
 	}
 	return err
