@@ -35,6 +35,14 @@ type Bridge struct {
 	sess  legacySession
 	tools toolCache
 
+	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
+	// the host's first request or when a pass-through exchange reveals the
+	// remote's era; lh and mh hold the state of the two directions.
+	mode       atomic.Int32
+	sawRequest bool // the host's first request was seen (stdin loop only)
+	lh         legacyHost
+	mh         modernHost
+
 	requests sync.WaitGroup // request goroutines
 	streams  sync.WaitGroup // long-lived streams (GET, listen)
 
@@ -60,6 +68,47 @@ type pending struct {
 	started   time.Time
 
 	headerRetry bool // a HeaderMismatch was already retried once
+
+	// What the remote sees. Translation re-numbers requests and changes
+	// their era; pass-through leaves wireID = id and wireModern = modern.
+	// wireModern is also read by the stdin loop (cancellation): it is
+	// written under Bridge.mu, via setWireModern.
+	wireID     []byte
+	wireModern bool
+
+	// detect marks a pass-through request whose answer may reveal that the
+	// remote speaks the other era (era.go); eraHint is what it revealed.
+	detect  bool
+	eraHint verdict
+	held    []byte // a legacy initialize's in-band error, held back while the era is probed
+
+	// Translation hooks, called from emit for the messages of this
+	// request's response stream: final for its response (which it writes
+	// itself, or not), other for everything else.
+	final func(m *wire.Message)
+	other func(msg []byte, m *wire.Message)
+
+	// onCancel, if set, replaces the default handling of the host's
+	// notifications/cancelled for this request. Guarded by Bridge.mu.
+	onCancel func()
+
+	// answered, if set, is closed once a translated call answered this
+	// request on another goroutine's behalf (a retry of a suspended call).
+	answered chan struct{}
+}
+
+// setWireModern records the era p is sent in.
+func (b *Bridge) setWireModern(p *pending, modern bool) {
+	b.mu.Lock()
+	p.wireModern = modern
+	b.mu.Unlock()
+}
+
+// setOnCancel installs p's cancellation hook.
+func (b *Bridge) setOnCancel(p *pending, f func()) {
+	b.mu.Lock()
+	p.onCancel = f
+	b.mu.Unlock()
 }
 
 // New returns a Bridge for cfg. It does not contact the remote.
@@ -82,6 +131,8 @@ func New(cfg Config) (*Bridge, error) {
 		},
 	}
 	b.sess.b = b
+	b.lh.b = b
+	b.mh.init(b)
 	b.posted = make(chan struct{})
 	close(b.posted)
 	return b, nil
@@ -221,6 +272,10 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
 		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && firstByte(raw) == '[' {
+			if b.currentMode() != modePass {
+				b.splitBatch(ctx, raw)
+				return
+			}
 			b.requests.Go(func() { b.relayBatch(ctx, raw) })
 			return
 		}
@@ -229,7 +284,15 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	}
 	switch m.Kind {
 	case wire.KindRequest:
+		if !b.sawRequest {
+			b.sawRequest = true
+			b.decideMode(&m)
+		}
 		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now()}
+		p.wireID, p.wireModern = p.id, p.modern
+		if b.currentMode() == modeLegacyHost {
+			p.wireModern = true // cancelled by closing its stream, even before it starts
+		}
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
 		b.mu.Lock()
@@ -254,7 +317,15 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	case wire.KindNotification:
 		b.notify(ctx, &m)
 	case wire.KindResponse:
-		// The host's answer to a server-to-client request.
+		// The host's answer to a server-to-client request: one the bridge
+		// made up for a 2026-07-28 input request, or the remote's own.
+		if b.lh.deliver(&m) {
+			return
+		}
+		if b.currentMode() != modePass {
+			b.log.Debug().RawJSON("id", m.IDBytes()).Msg("dropping a host response that answers nothing the bridge asked")
+			return
+		}
 		b.inOrder(ctx, func(ctx context.Context) { b.post(ctx, m.Raw, b.headersFor(&m), "response") })
 	}
 }
@@ -289,49 +360,75 @@ func firstByte(b []byte) byte {
 
 func (b *Bridge) retire(p *pending) {
 	b.mu.Lock()
-	if b.inflight[string(p.id)] == p {
+	mine := b.inflight[string(p.id)] == p
+	if mine {
 		delete(b.inflight, string(p.id))
 	}
 	b.mu.Unlock()
-	if e := b.log.Debug(); e.Enabled() {
+	if e := b.log.Debug(); mine && e.Enabled() {
 		e.Str("method", p.method).RawJSON("id", p.id).Dur("took", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
 	}
 }
 
 // notify relays a host notification. A cancellation is special: for a
-// 2026-07-28 request it closes the request's stream, which is how HTTP
-// cancels (streamable-http §Cancellation); for a legacy one it is also
-// forwarded.
+// request sent as a 2026-07-28 request it closes the request's stream,
+// which is how HTTP cancels (streamable-http §Cancellation); for a legacy
+// one it is also forwarded.
 func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	if m.Method == "notifications/cancelled" && m.RequestID.Present() {
 		b.mu.Lock()
 		p := b.inflight[string(m.Bytes(m.RequestID))]
+		var onCancel func()
+		var closeStream bool
+		if p != nil {
+			// Under the lock: a hook installed after this sees the flag.
+			p.cancelled.Store(true)
+			onCancel, closeStream = p.onCancel, p.wireModern
+		}
 		b.mu.Unlock()
 		if p != nil {
-			p.cancelled.Store(true)
-			if p.modern {
+			switch {
+			case onCancel != nil:
+				onCancel()
+				return
+			case closeStream:
 				p.cancel()
 				return
 			}
 		}
 	}
 	raw := clone(m.Raw)
-	hdr := b.headersFor(m)
 	method := m.Method
 	b.inOrder(ctx, func(ctx context.Context) {
-		b.post(ctx, raw, hdr, method)
+		// The era may have been settled since the host sent this.
+		switch b.currentMode() {
+		case modeLegacyHost:
+			b.lh.notify(ctx, method)
+			return
+		case modeModernHost:
+			b.log.Debug().Str("method", method).Msg("dropping a host notification: 2026-07-28 defines none but cancellation")
+			return
+		}
+		var n wire.Message
+		if wire.Parse(raw, &n) != nil {
+			return
+		}
+		err := b.post(ctx, raw, b.headersFor(&n), method)
 		if method == "notifications/initialized" {
+			if err != nil && b.legacyHostRejected(ctx, err) {
+				return
+			}
 			b.sess.onInitialized(raw)
 		}
 	})
 }
 
 // post sends a message that expects no answer (202).
-func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) {
+func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
 	resp, err := b.client.Post(ctx, raw, hdr)
 	if err != nil {
 		b.log.Warn().Err(err).Str("message", what).Msg("remote did not accept a notification/response")
-		return
+		return err
 	}
 	// A server may still answer with a stream (some do for notifications):
 	// relay whatever comes.
@@ -340,9 +437,40 @@ func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what str
 		if err != nil {
 			break
 		}
-		b.emit(msg, nil)
+		b.unsolicited(msg)
 	}
 	resp.Close()
+	return nil
+}
+
+// unsolicited handles a message from the remote that belongs to no host
+// request: GET-stream traffic and whatever comes back on a POSTed
+// notification. A 2026-07-28 host expects none of it unasked, so in that
+// mode it is sorted out by the translation.
+func (b *Bridge) unsolicited(msg []byte) {
+	if b.currentMode() == modeModernHost {
+		b.mh.fromRemote(msg)
+		return
+	}
+	b.emit(msg, nil)
+}
+
+// splitBatch handles the elements of a batch one by one: a translated
+// session cannot forward a batch (2026-07-28 has none), so each element
+// gets its own answer line.
+func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
+	start := 0
+	for raw[start] != '[' {
+		start++
+	}
+	elems, err := wire.Elements(raw, wire.Span{Start: start, End: len(raw)})
+	if err != nil || len(elems) == 0 {
+		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
+		return
+	}
+	for _, e := range elems {
+		b.handle(ctx, clone(raw[e.Start:e.End]))
+	}
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -7,13 +7,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Protocol pins the remote server's era.
+// Protocol pins the remote server's era. When the host speaks the other
+// era, the bridge translates.
 type Protocol string
 
 const (
-	ProtocolAuto   Protocol = "auto"   // follow what the host speaks
-	ProtocolModern Protocol = "modern" // 2026-07-28
-	ProtocolLegacy Protocol = "legacy" // 2025-xx handshake and sessions
+	ProtocolAuto   Protocol = "auto"   // detect the remote's era from its answers
+	ProtocolModern Protocol = "modern" // the remote speaks 2026-07-28
+	ProtocolLegacy Protocol = "legacy" // the remote speaks only 2025-xx (handshake and sessions)
 )
 
 // Config configures a Bridge. Zero values select the documented defaults.

@@ -15,6 +15,20 @@
 // one response — the server's, or a JSON-RPC error that says what went
 // wrong (HTTP status, body excerpt) — unless the host cancelled it.
 //
+// When host and remote speak different eras the bridge translates
+// (Config.Protocol pins the remote's era; auto detects it from the
+// remote's answers, probing server/discover when they are ambiguous, see
+// era.go and detect.go). A legacy host on a 2026-07-28-only remote
+// (legacyhost*.go) gets its initialize answered from server/discover, its
+// requests enveloped in _meta, input_required turned into real
+// server-to-client requests and list_changed from a subscriptions/listen
+// stream. A 2026-07-28 host on a legacy-only remote (modernhost*.go) gets
+// server/discover answered from a legacy session the bridge opens,
+// resultType and caching hints added, server-to-client requests turned
+// into input_required, and change notifications on its own
+// subscriptions/listen streams. TRANSLATION.md lists what cannot be
+// translated.
+//
 // Lifecycle: New, then Run until the host closes stdin (in-flight requests
 // get a bounded time to finish, the session is deleted) or ctx ends.
 package connect

@@ -28,6 +28,13 @@ type legacySession struct {
 	reinitMu sync.Mutex
 }
 
+// handshake returns the host's initialize request, nil before one.
+func (s *legacySession) handshake() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initMsg
+}
+
 func (s *legacySession) negotiated() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -37,6 +44,7 @@ func (s *legacySession) negotiated() string {
 func (s *legacySession) beforeInitialize(m *wire.Message) {
 	s.mu.Lock()
 	s.initMsg = clone(m.Raw)
+	s.initialized = nil
 	s.mu.Unlock()
 	// A new handshake starts a new session.
 	s.stopGet()
@@ -80,7 +88,7 @@ func (s *legacySession) startGet() {
 	}
 	b.streams.Go(func() {
 		defer close(done)
-		err := b.client.Listen(ctx, hdr, func(msg []byte) { b.emit(msg, nil) })
+		err := b.client.Listen(ctx, hdr, b.unsolicited)
 		var se *httpclient.StatusError
 		switch {
 		case errors.Is(err, httpclient.ErrNoStream):

@@ -64,6 +64,9 @@ type host struct {
 
 func startHost(t *testing.T, cfg Config) *host {
 	t.Helper()
+	// Era verdicts are cached per endpoint for the process; httptest
+	// reuses ports, so a verdict of an earlier test must not leak in.
+	eras.Delete(cfg.URL)
 	if testing.Verbose() {
 		cfg.Logger = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
 	}

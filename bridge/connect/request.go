@@ -28,6 +28,14 @@ const maxResumes = 5
 // for it. It always ends with exactly one response to the host, unless the
 // host cancelled the request.
 func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
+	switch b.currentMode() {
+	case modeLegacyHost:
+		b.lh.relay(ctx, p, m)
+		return
+	case modeModernHost:
+		b.mh.relay(ctx, p, m)
+		return
+	}
 	if m.Method == "subscriptions/listen" && p.modern {
 		b.relayListen(ctx, p, m)
 		return
@@ -40,36 +48,95 @@ func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
 	if m.Method == "initialize" {
 		b.sess.beforeInitialize(m)
 	}
+	p.detect = b.detectable()
+	if p.detect {
+		p.final = b.detectFinal(p)
+	}
+	err := b.forward(ctx, p, m)
+	if p.detect && b.translateAfter(ctx, p, m, err) {
+		return
+	}
+	if err != nil {
+		b.answerError(p, err)
+	}
+}
+
+// sessionError is a request lost to an expired legacy session.
+type sessionError struct {
+	msg string
+	se  *httpclient.StatusError
+	err error
+}
+
+func (e *sessionError) Error() string { return e.msg }
+func (e *sessionError) Unwrap() []error {
+	if e.err != nil {
+		return []error{e.se, e.err}
+	}
+	return []error{e.se}
+}
+
+// forward sends m (p's request as the remote sees it) and relays the
+// answer. It returns nil once p got its final response or was cancelled,
+// and otherwise the error that kept the answer from coming; the caller
+// reports it (answerError).
+func (b *Bridge) forward(ctx context.Context, p *pending, m *wire.Message) error {
 	retried := false
 	for {
 		sid := b.client.SessionID()
 		got, err := b.exchange(ctx, p, m)
 		if got {
-			return
+			return nil
 		}
 		var se *httpclient.StatusError
-		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && sid != "" && !p.modern && m.Method != "initialize" {
+		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && sid != "" && !p.wireModern && m.Method != "initialize" {
 			// 2025-11-25 transports §Session management: a 404 for a request
 			// carrying a session id means the session is gone, and the client
 			// "MUST start a new session". The host cannot be asked to, so the
 			// bridge replays the host's own handshake.
 			if rerr := b.sess.reinitialize(ctx, sid); rerr != nil {
-				b.fail(p, fmt.Errorf("the remote session expired and could not be re-established: %w", rerr), nil)
-				return
+				return &sessionError{msg: "the remote session expired and could not be re-established: " + rerr.Error(), se: se, err: rerr}
 			}
 			if idempotent[m.Method] && !retried {
 				retried = true
 				continue
 			}
-			b.fail(p, errors.New("the remote session expired; mcp-bridge started a new one, but did not resend this "+m.Method+" because it may not be idempotent — retry it if that is safe"), se)
-			return
+			return &sessionError{msg: "the remote session expired; mcp-bridge started a new one, but did not resend this " + m.Method + " because it may not be idempotent — retry it if that is safe", se: se}
 		}
 		if err == nil {
 			err = errors.New("the remote closed the response stream before answering")
 		}
-		b.fail(p, err, se)
-		return
+		return err
 	}
+}
+
+// answerError answers p with the remote's own JSON-RPC error when the HTTP
+// error carried one for this request (a 2026-07-28 server answers 400
+// -32020, 404 -32601 this way: the server's own words beat a paraphrase),
+// and with a description of err otherwise.
+func (b *Bridge) answerError(p *pending, err error) {
+	if se, ok := err.(*httpclient.StatusError); ok {
+		if body := forwardableError(se, p.wireID); body != nil {
+			b.writeFinal(p, b.hostID(p, body))
+			return
+		}
+	}
+	var se *httpclient.StatusError
+	errors.As(err, &se)
+	b.fail(p, err, se)
+}
+
+// hostID returns msg, a response to p as the remote numbered it, with the
+// host's id.
+func (b *Bridge) hostID(p *pending, msg []byte) []byte {
+	if string(p.wireID) == string(p.id) {
+		return msg
+	}
+	var m wire.Message
+	if wire.Parse(msg, &m) != nil || !m.ID.Present() {
+		return msg
+	}
+	return wire.Splice(msg, wire.Edit{Span: m.ID, Value: p.id})
 }
 
 // exchange POSTs m and relays the answer. got reports whether the final
@@ -79,18 +146,13 @@ func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got
 	resp, err := b.client.Post(ctx, m.Raw, hdr)
 	if err != nil {
 		var se *httpclient.StatusError
-		if errors.As(err, &se) {
-			if body := forwardableError(se, p.id); body != nil {
-				if p.modern && !p.headerRetry && se.StatusCode == http.StatusBadRequest && m.Method == "tools/call" &&
-					strings.Contains(string(body), "-32020") && b.tools.refresh(ctx, b, m) {
-					p.headerRetry = true
-					// streamable-http §Custom headers: on HeaderMismatch the
-					// client "SHOULD call tools/list to check for changes to
-					// the tool's inputSchema, then retry".
-					return b.exchange(ctx, p, m)
-				}
-				b.writeFinal(p, body)
-				return true, nil
+		if errors.As(err, &se) && p.wireModern && !p.headerRetry && se.StatusCode == http.StatusBadRequest && m.Method == "tools/call" {
+			if body := forwardableError(se, p.wireID); body != nil && strings.Contains(string(body), "-32020") && b.tools.refresh(ctx, b, m) {
+				p.headerRetry = true
+				// streamable-http §Custom headers: on HeaderMismatch the
+				// client "SHOULD call tools/list to check for changes to
+				// the tool's inputSchema, then retry".
+				return b.exchange(ctx, p, m)
 			}
 		}
 		return false, err
@@ -140,7 +202,8 @@ func (b *Bridge) consume(p *pending, resp *httpclient.Response, req *wire.Messag
 
 // emit writes one message from the remote to the host and reports whether
 // it was p's final response. Results the bridge learns from pass through
-// here: the negotiated version of an initialize, the tool list.
+// here: the negotiated version of an initialize, the tool list. Requests
+// in translation have hooks that decide what the host sees instead.
 func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 	var m wire.Message
 	if err := wire.Parse(msg, &m); err != nil {
@@ -151,7 +214,11 @@ func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 		b.log.Warn().Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
 		return false
 	}
-	if p == nil || m.Kind != wire.KindResponse || string(m.IDBytes()) != string(p.id) {
+	if p == nil || m.Kind != wire.KindResponse || string(m.IDBytes()) != string(p.wireID) {
+		if p != nil && p.other != nil {
+			p.other(msg, &m)
+			return false
+		}
 		if p != nil && p.cancelled.Load() && m.Kind == wire.KindNotification {
 			return false // nothing more for a cancelled request
 		}
@@ -161,14 +228,24 @@ func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 	if p.cancelled.Load() {
 		return true
 	}
+	if p.final != nil {
+		p.final(&m)
+		return true
+	}
+	b.passFinal(p, &m)
+	return true
+}
+
+// passFinal writes p's response as the remote sent it.
+func (b *Bridge) passFinal(p *pending, m *wire.Message) {
+	msg := m.Raw
 	switch {
 	case p.method == "initialize" && m.Result.Present():
-		b.sess.initializeResult(&m)
+		b.sess.initializeResult(m)
 	case p.method == "tools/list" && m.Result.Present():
-		msg = b.tools.absorb(b, &m)
+		msg = b.tools.absorb(b, m)
 	}
 	b.write(msg)
-	return true
 }
 
 func (b *Bridge) writeFinal(p *pending, body []byte) {
@@ -178,8 +255,7 @@ func (b *Bridge) writeFinal(p *pending, body []byte) {
 }
 
 // forwardableError returns an HTTP error body that is itself the
-// JSON-RPC error response to request id (a 2026-07-28 server answers 400
-// -32020, 404 -32601 this way): the server's own words beat a paraphrase.
+// JSON-RPC error response to request id.
 func forwardableError(se *httpclient.StatusError, id []byte) []byte {
 	var m wire.Message
 	if wire.Parse(se.Body, &m) != nil || m.Kind != wire.KindResponse || !m.Error.Present() {

@@ -59,10 +59,13 @@ type confRun struct {
 }
 
 // (c) The official conformance suite's server scenarios, run against the go-sdk
-// everything-server twice: serving Streamable HTTP by itself (stateful, the
-// 2025-era mode the scenarios use) and as a stdio child behind
-// `mcp-bridge serve`. Whatever passes directly must pass through the bridge,
-// and dns-rebinding-protection must pass through the bridge.
+// everything-server three times: serving Streamable HTTP by itself
+// (stateful, the 2025-era mode the scenarios use), as a stdio child behind
+// `mcp-bridge serve` (the bridge's probe finds it dual-era: pass-through),
+// and behind `mcp-bridge serve --child-protocol legacy` (the child treated as
+// legacy-only, the bridge's translating configuration). Whatever passes
+// directly must pass through the bridge in both configurations, and
+// dns-rebinding-protection must pass through the bridge.
 func TestConformanceServerScenarios(t *testing.T) {
 	_, addr := startDirect(t, "everything-server-http", func(addr string) []string {
 		return []string{env.everything, "-http", addr, "-stateless=false"}
@@ -72,13 +75,19 @@ func TestConformanceServerScenarios(t *testing.T) {
 	b := startBridge(t, serveOpts{Child: []string{env.everything}})
 	via := runConformance(t, "mcp-bridge", b.URL)
 
-	table := conformanceTable(direct, via)
+	bl := startBridge(t, serveOpts{Flags: []string{"--child-protocol", "legacy"}, Child: []string{env.everything}})
+	legacy := runConformance(t, "mcp-bridge-legacy-child", bl.URL)
+
+	labels := []string{"direct (everything-server -http, stateful)", "through mcp-bridge serve (stdio child)",
+		"through mcp-bridge serve --child-protocol legacy"}
+	runs := []*confRun{direct, via, legacy}
+	table := conformanceTableN(labels, runs)
 	t.Logf("conformance %s server scenarios (suite %q), Node %s, %s/%s, %d CPUs, %s:\n%s",
 		"0.1.16", conformanceSuite, nodeVersion(env.node22), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
 		time.Now().UTC().Format("2006-01-02"), table)
 	art := artifactDir(t)
 	_ = os.WriteFile(filepath.Join(art, "conformance-table.md"), []byte(table), 0o644)
-	if j, err := json.MarshalIndent([]*confRun{direct, via}, "", "  "); err == nil {
+	if j, err := json.MarshalIndent(runs, "", "  "); err == nil {
 		_ = os.WriteFile(filepath.Join(art, "conformance-results.json"), j, 0o644)
 	}
 
@@ -87,28 +96,85 @@ func TestConformanceServerScenarios(t *testing.T) {
 		t.Fatalf("the direct run has %d scenarios and %d passing checks: the baseline is broken, nothing to compare (see %s)",
 			len(direct.Order), direct.Passed, art)
 	}
-	for _, name := range direct.Order {
-		d := direct.Scenarios[name]
+	compareConformance(t, direct, via, "mcp-bridge")
+	compareConformance(t, direct, legacy, "mcp-bridge --child-protocol legacy")
+	for _, r := range []*confRun{via, legacy} {
+		dns, ok := r.Scenarios["dns-rebinding-protection"]
+		switch {
+		case !ok:
+			t.Errorf("dns-rebinding-protection did not run through %s", r.Label)
+		case !dns.passes() || dns.Success == 0:
+			t.Errorf("dns-rebinding-protection must pass through %s: %d ok, %d failed\n%s", r.Label, dns.Success, dns.Failure, failedChecks(dns))
+		}
+	}
+}
+
+// (translation 7) The same suite against server-everything 2026.8.31, a
+// legacy-only server: once serving Streamable HTTP by itself, once as the
+// stdio child of `mcp-bridge serve`, whose probe must find it legacy-only
+// (the configuration in which the bridge translates for 2026-07-28
+// clients; the suite's client is a 2025-era one and gets a session and a
+// child of its own). server-everything is not the suite's reference server
+// and fails many scenarios by itself; through the bridge it must pass every
+// scenario it passes directly, and at least as many.
+func TestConformanceServerEverythingLegacyChild(t *testing.T) {
+	url, _ := serverEverythingHTTP(t)
+	direct := runConformance(t, "direct", url)
+
+	b := startBridge(t, serveOpts{Child: serverEverythingStdio()})
+	via := runConformance(t, "mcp-bridge", b.URL)
+	if !strings.Contains(b.log(), "legacy child") {
+		t.Errorf("the bridge did not report server-everything as a legacy child (its probe must find it legacy-only)")
+	}
+
+	table := conformanceTableN([]string{"direct (server-everything streamableHttp)", "through mcp-bridge serve (server-everything stdio, legacy-only child)"},
+		[]*confRun{direct, via})
+	t.Logf("conformance 0.1.16 server scenarios (suite %q) against server-everything 2026.8.31, Node %s, %d CPUs, %s:\n%s",
+		conformanceSuite, nodeVersion(env.node22), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), table)
+	art := artifactDir(t)
+	_ = os.WriteFile(filepath.Join(art, "conformance-table.md"), []byte(table), 0o644)
+	if j, err := json.MarshalIndent([]*confRun{direct, via}, "", "  "); err == nil {
+		_ = os.WriteFile(filepath.Join(art, "conformance-results.json"), j, 0o644)
+	}
+	if len(direct.Order) < 30 {
+		t.Fatalf("the direct run has %d scenarios: the baseline is broken (see %s)", len(direct.Order), art)
+	}
+	compareConformance(t, direct, via, "mcp-bridge")
+}
+
+// compareConformance fails the test if a scenario that passes in base fails
+// (or did not run) in via, or if via passes fewer scenarios; checks that
+// succeed in base but are only INFO/WARNING/absent in via are logged.
+func compareConformance(t *testing.T, base, via *confRun, what string) {
+	t.Helper()
+	for _, name := range base.Order {
+		d := base.Scenarios[name]
 		v, ok := via.Scenarios[name]
 		switch {
 		case !ok:
-			t.Errorf("BRIDGE REGRESSION: scenario %s ran directly but has no result through mcp-bridge", name)
+			t.Errorf("BRIDGE REGRESSION: scenario %s ran directly but has no result through %s", name, what)
 		case d.passes() && !v.passes():
-			t.Errorf("BRIDGE REGRESSION: scenario %s passes directly but fails through mcp-bridge:\n%s", name, failedChecks(v))
+			t.Errorf("BRIDGE REGRESSION: scenario %s passes directly but fails through %s:\n%s", name, what, failedChecks(v))
 		}
 		if ok {
 			for _, c := range downgraded(d, v) {
-				t.Logf("note: %s", c)
+				t.Logf("note (%s): %s", what, c)
 			}
 		}
 	}
-	dns, ok := via.Scenarios["dns-rebinding-protection"]
-	switch {
-	case !ok:
-		t.Errorf("dns-rebinding-protection did not run through mcp-bridge")
-	case !dns.passes() || dns.Success == 0:
-		t.Errorf("dns-rebinding-protection must pass through mcp-bridge: %d ok, %d failed\n%s", dns.Success, dns.Failure, failedChecks(dns))
+	if bp, vp := scenariosPassing(base), scenariosPassing(via); vp < bp {
+		t.Errorf("%d scenarios pass through %s, %d directly: want at least as many", vp, what, bp)
 	}
+}
+
+func scenariosPassing(r *confRun) int {
+	n := 0
+	for _, s := range r.Scenarios {
+		if s.passes() {
+			n++
+		}
+	}
+	return n
 }
 
 // runConformance runs `conformance server --url URL --suite all -o DIR` with
@@ -297,34 +363,45 @@ func infoOnly(s *confScenario) int {
 	return n
 }
 
-func conformanceTable(direct, via *confRun) string {
-	names := append([]string(nil), direct.Order...)
-	for _, n := range via.Order {
-		if _, ok := direct.Scenarios[n]; !ok {
-			names = append(names, n)
+// conformanceTableN renders one column per run; notes compare each later
+// run with the first.
+func conformanceTableN(labels []string, runs []*confRun) string {
+	names := append([]string(nil), runs[0].Order...)
+	seen := map[string]bool{}
+	for _, n := range names {
+		seen[n] = true
+	}
+	for _, r := range runs[1:] {
+		for _, n := range r.Order {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| scenario | direct (everything-server -http, stateful) | through mcp-bridge serve (stdio child) |\n|---|---|---|\n")
-	scenPass := func(r *confRun) int {
-		n := 0
-		for _, s := range r.Scenarios {
-			if s.passes() {
-				n++
-			}
+	b.WriteString("| scenario | " + strings.Join(labels, " | ") + " |\n|---|" + strings.Repeat("---|", len(runs)) + "\n")
+	row := func(first string, cell func(r *confRun) string) {
+		cells := []string{first}
+		for _, r := range runs {
+			cells = append(cells, cell(r))
 		}
-		return n
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	for _, n := range names {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", n, cell(direct.Scenarios[n]), cell(via.Scenarios[n]))
+		row(n, func(r *confRun) string { return cell(r.Scenarios[n]) })
 	}
-	fmt.Fprintf(&b, "| **scenarios passing** | **%d of %d** | **%d of %d** |\n", scenPass(direct), len(direct.Order), scenPass(via), len(via.Order))
-	fmt.Fprintf(&b, "| **checks ok / scored** | **%d/%d** | **%d/%d** |\n", direct.Passed, direct.Passed+direct.Failed, via.Passed, via.Passed+via.Failed)
-	fmt.Fprintf(&b, "| suite wall time | %.1f s | %.1f s |\n", direct.Seconds, via.Seconds)
+	row("**scenarios passing**", func(r *confRun) string { return fmt.Sprintf("**%d of %d**", scenariosPassing(r), len(r.Order)) })
+	row("**checks ok / scored**", func(r *confRun) string { return fmt.Sprintf("**%d/%d**", r.Passed, r.Passed+r.Failed) })
+	row("suite wall time", func(r *confRun) string { return fmt.Sprintf("%.1f s", r.Seconds) })
 	var notes []string
-	for _, n := range names {
-		if d, v := direct.Scenarios[n], via.Scenarios[n]; d != nil && v != nil {
-			notes = append(notes, downgraded(d, v)...)
+	for i, r := range runs[1:] {
+		for _, n := range names {
+			if d, v := runs[0].Scenarios[n], r.Scenarios[n]; d != nil && v != nil {
+				for _, note := range downgraded(d, v) {
+					notes = append(notes, fmt.Sprintf("(%s) %s", labels[i+1], note))
+				}
+			}
 		}
 	}
 	sort.Strings(notes)

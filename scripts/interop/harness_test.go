@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -72,12 +74,21 @@ type proc struct {
 
 func startProc(t *testing.T, name, logPath string, dir string, argv ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, name, logPath, dir, nil, argv...)
+}
+
+// startProcEnv is startProc with extra environment variables (KEY=value).
+func startProcEnv(t *testing.T, name, logPath string, dir string, extraEnv []string, argv ...string) *proc {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatalf("%s log: %v", name, err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	if len(extraEnv) > 0 {
+		cmd.Env = append(os.Environ(), extraEnv...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so a last-resort kill reaches what it spawned.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -173,6 +184,10 @@ func startBridge(t *testing.T, o serveOpts) *bridge {
 		dir = env.interopDir
 	}
 	art := artifactDir(t)
+	prefix := "bridge"
+	if n := nextBridge(t); n > 1 {
+		prefix = fmt.Sprintf("bridge%d", n) // a test's second bridge: bridge2-1.log
+	}
 	for attempt := 1; ; attempt++ {
 		port := freePort(t)
 		argv := []string{env.bridge, "serve", "--listen", "127.0.0.1:" + strconv.Itoa(port),
@@ -180,7 +195,7 @@ func startBridge(t *testing.T, o serveOpts) *bridge {
 		argv = append(argv, o.Flags...)
 		argv = append(argv, "--")
 		argv = append(argv, o.Child...)
-		logPath := filepath.Join(art, fmt.Sprintf("bridge-%d.log", attempt))
+		logPath := filepath.Join(art, fmt.Sprintf("%s-%d.log", prefix, attempt))
 		p := startProc(t, "mcp-bridge", logPath, dir, argv...)
 		b := &bridge{proc: p, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 		b.URL = b.base + "/mcp"
@@ -202,6 +217,15 @@ func startBridge(t *testing.T, o serveOpts) *bridge {
 		}
 		t.Fatalf("mcp-bridge did not become ready: %v\nargv: %q\nlog:\n%s", err, argv, tail(p.log(), 60))
 	}
+}
+
+// bridgesStarted counts the bridges each test started, so that each gets
+// its own log file.
+var bridgesStarted sync.Map // test name -> *atomic.Int32
+
+func nextBridge(t *testing.T) int {
+	v, _ := bridgesStarted.LoadOrStore(t.Name(), new(atomic.Int32))
+	return int(v.(*atomic.Int32).Add(1))
 }
 
 // waitReady polls /readyz until it answers 200, the process exits, or
@@ -336,10 +360,22 @@ func checkNoOrphans(t *testing.T, log string) {
 // its port accepts connections. addrArg builds argv from the address.
 func startDirect(t *testing.T, name string, argv func(addr string) []string) (p *proc, addr string) {
 	t.Helper()
+	return startDirectEnv(t, name, nil, argv)
+}
+
+// startDirectEnv is startDirect for a server configured by its environment
+// too (server-everything takes its port from $PORT): extraEnv builds the
+// extra KEY=value pairs from the address.
+func startDirectEnv(t *testing.T, name string, extraEnv func(addr string) []string, argv func(addr string) []string) (p *proc, addr string) {
+	t.Helper()
 	art := artifactDir(t)
 	for attempt := 1; ; attempt++ {
 		addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
-		p = startProc(t, name, filepath.Join(art, fmt.Sprintf("%s-%d.log", name, attempt)), env.interopDir, argv(addr)...)
+		var ev []string
+		if extraEnv != nil {
+			ev = extraEnv(addr)
+		}
+		p = startProcEnv(t, name, filepath.Join(art, fmt.Sprintf("%s-%d.log", name, attempt)), env.interopDir, ev, argv(addr)...)
 		err := waitPort(p, addr)
 		if err == nil {
 			t.Cleanup(func() { p.stop() })
@@ -465,8 +501,13 @@ type summary struct {
 			Fields  int    `json:"fields"`
 			Message string `json:"message"`
 		} `json:"elicitation"`
+		Roots         int            `json:"roots"`
+		Notifications map[string]int `json:"notifications"` // v2: change notifications by method
 	} `json:"handled"`
-	Wire struct {
+	// Child is the stdio server the driver launched (--command), e.g.
+	// mcp-bridge connect, and how it ended after the driver closed its stdin.
+	Child *childExit `json:"child"`
+	Wire  struct {
 		Messages map[string]int `json:"messages"`
 		Sent     map[string]int `json:"sent"`
 		Acked    map[string]int `json:"acked"`
@@ -491,6 +532,41 @@ func (s *summary) errorText() string {
 		parts = append(parts, fmt.Sprintf("[%s] %s: %s (code %s)", e.Step, e.Name, e.Message, e.Code))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// childExit is how a stdio server launched by a driver ended: the SDKs'
+// close() ends its stdin, waits 2 s, sends SIGTERM, waits 2 s, sends
+// SIGKILL. Exit code 0 with no signal is a clean exit (at stdin EOF, or on
+// the SIGTERM, which mcp-bridge handles by exiting 0).
+type childExit struct {
+	PID                   int      `json:"pid"`
+	Exited                bool     `json:"exited"`
+	ExitCode              *int     `json:"exitCode"`
+	Signal                *string  `json:"signal"`
+	ExitAfterStdinCloseMs *float64 `json:"exitAfterStdinCloseMs"`
+}
+
+func (c *childExit) String() string {
+	if c == nil {
+		return "no child recorded"
+	}
+	s := fmt.Sprintf("pid %d", c.PID)
+	switch {
+	case !c.Exited:
+		s += " had not exited when the driver finished"
+	case c.Signal != nil:
+		s += " was killed by " + *c.Signal
+	case c.ExitCode != nil:
+		s += fmt.Sprintf(" exited %d", *c.ExitCode)
+	}
+	if c.ExitAfterStdinCloseMs != nil {
+		s += fmt.Sprintf(" %.0f ms after its stdin was closed", *c.ExitAfterStdinCloseMs)
+	}
+	return s
+}
+
+func (c *childExit) clean() bool {
+	return c != nil && c.Exited && c.Signal == nil && c.ExitCode != nil && *c.ExitCode == 0
 }
 
 // Step result shapes (a step's JSON also has ok and ms).
@@ -554,6 +630,22 @@ type (
 		CancelledSent       int       `json:"cancelledSent"`
 		After               *callStep `json:"after"`
 		AfterAttempts       int       `json:"afterAttempts"`
+	}
+	listChangedStep struct {
+		stepBase
+		Text     string   `json:"text"`
+		Received int      `json:"received"`
+		Wire     int      `json:"wire"`
+		Names    []string `json:"names"`
+	}
+	listenStep struct {
+		stepBase
+		HonoredFilter map[string]json.RawMessage `json:"honoredFilter"`
+		Acknowledged  int                        `json:"acknowledged"`
+		TriggerText   string                     `json:"triggerText"`
+		Received      int                        `json:"received"`
+		Wire          int                        `json:"wire"`
+		Closed        string                     `json:"closed"`
 	}
 	discoverStep struct {
 		stepBase

@@ -158,8 +158,8 @@ func TestTSv1ClientToMemos(t *testing.T) {
 		name  string
 		flags []string
 	}{
-		{"dual-era", nil},
-		{"modern-only-translated", []string{"-legacy=false"}},
+		{"dual-era", []string{"-dynamic-tools"}},
+		{"modern-only-translated", []string{"-legacy=false", "-dynamic-tools"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startBridge(t, serveOpts{Child: append([]string{env.memos}, tc.flags...)})
@@ -168,6 +168,8 @@ func TestTSv1ClientToMemos(t *testing.T) {
 				"--call", "memo_list_memos", "--args", `{"pageSize":1,"filter":"visibility != \"PRIVATE\""}`,
 				"--progress", "--progress-tool", "memo_export_memos", "--progress-args", `{"steps":4}`, "--progress-concurrency", "2",
 				"--elicitation", "--elicitation-tool", "memo_delete_memo", "--elicitation-args", `{"name":"memos/shopping-list"}`,
+				"--list-changed", "--list-changed-tool", "memo_toggle_beta",
+				"--ping",
 				"--cancel", "--cancel-tool", "memo_export_memos", "--cancel-args", `{"steps":100}`,
 				"--after-cancel-tool", "memo_debug_stats", "--after-cancel-until", "cancelled",
 			)
@@ -196,6 +198,19 @@ func TestTSv1ClientToMemos(t *testing.T) {
 			if n := r.Summary.Wire.Messages["elicitation/create"]; n != 1 {
 				t.Errorf("the legacy client must get memo_delete_memo's question as one elicitation/create request, got %d", n)
 			}
+			// memo_toggle_beta changes the tool list; the session's GET
+			// stream must carry notifications/tools/list_changed (for the
+			// modern-only child the bridge serves it from a
+			// subscriptions/listen stream of the session).
+			lc := step[listChangedStep](t, r, "listChanged")
+			if lc.Received < 1 || lc.Wire < 1 || !contains(lc.Names, "memo_beta_echo") {
+				t.Errorf("memo_toggle_beta (%q): %d notifications/tools/list_changed (%d on the wire), tools now %q; want >= 1 and memo_beta_echo",
+					lc.Text, lc.Received, lc.Wire, lc.Names)
+			}
+			if r.Summary.Wire.ByStream["GET notifications/tools/list_changed"] < 1 {
+				t.Errorf("notifications/tools/list_changed must come on the session's GET stream; by stream %v", r.Summary.Wire.ByStream)
+			}
+			step[stepBase](t, r, "ping")
 			c := step[cancelStep](t, r, "cancel")
 			if c.CancelledSent != 1 {
 				t.Errorf("the v1 SDK sent %d notifications/cancelled, want 1", c.CancelledSent)
@@ -337,6 +352,13 @@ func TestTSv2ModernClientToLegacyServerEverything(t *testing.T) {
 		"--progress", "--progress-tool", "trigger-long-running-operation", "--progress-args", `{"duration":0.5,"steps":3}`, "--progress-concurrency", "2",
 		"--sampling",
 		"--elicitation", "--elicitation-tool", "trigger-elicitation-request",
+		// gzip-file-as-resource registers a session resource: server-everything
+		// sends notifications/resources/list_changed, which the bridge must
+		// serve on the listen stream that asked for resource list changes.
+		"--listen", "--listen-filter", `{"resourcesListChanged":true}`,
+		"--listen-trigger-tool", "gzip-file-as-resource",
+		"--listen-trigger-args", `{"name":"interop.txt.gz","data":"data:text/plain;base64,aW50ZXJvcA=="}`,
+		"--listen-expect", "notifications/resources/list_changed",
 	)
 	s := &r.Summary
 	checkModern(t, r)
@@ -375,6 +397,36 @@ func TestTSv2ModernClientToLegacyServerEverything(t *testing.T) {
 		if n := s.Wire.Messages[m]; n != 0 {
 			t.Errorf("a 2026-07-28 client received %d JSON-RPC %s requests; they must come as input_required results", n, m)
 		}
+	}
+	checkListenHTTP(t, r, "resourcesListChanged", "notifications/resources/list_changed")
+
+	// Resource subscriptions through listen: the bridge subscribes at the
+	// child (resources/subscribe), and toggle-subscriber-updates makes
+	// server-everything send notifications/resources/updated for it at once
+	// (then every 5 s).
+	const uri = "demo://resource/static/document/architecture.md"
+	r2 := runDriver(t, "ts-v2-client.mjs", "--url", b.URL,
+		"--expect-version", "2026-07-28",
+		"--listen", "--listen-filter", `{"resourceSubscriptions":["`+uri+`"]}`,
+		"--listen-trigger-tool", "toggle-subscriber-updates",
+		"--listen-expect", "notifications/resources/updated",
+	)
+	checkListenHTTP(t, r2, "resourceSubscriptions", "notifications/resources/updated")
+}
+
+// checkListenHTTP: a subscriptions/listen stream was acknowledged with the
+// requested kind, and what the trigger tool changed arrived on it.
+func checkListenHTTP(t *testing.T, r *driverResult, kind, method string) {
+	t.Helper()
+	l := step[listenStep](t, r, "listen")
+	if _, ok := l.HonoredFilter[kind]; !ok || l.Acknowledged != 1 {
+		t.Errorf("subscriptions/listen: %d acknowledgements, honoredFilter %v; want 1 with %s", l.Acknowledged, l.HonoredFilter, kind)
+	}
+	if l.Received < 1 || l.Wire < 1 {
+		t.Errorf("%s after %q: %d via the handler, %d on the wire; want >= 1", method, l.TriggerText, l.Received, l.Wire)
+	}
+	if len(r.Summary.Wire.HTTP.SessionIDs) != 0 {
+		t.Errorf("a 2026-07-28 listen got Mcp-Session-Id %q", r.Summary.Wire.HTTP.SessionIDs)
 	}
 }
 

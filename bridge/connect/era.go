@@ -1,0 +1,385 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
+)
+
+// The remote's era decides whether the bridge passes messages through or
+// translates them. Translation is only needed when host and remote speak
+// different eras, so detection happens lazily, on evidence from the
+// host's own traffic, and a probe is sent only when that evidence is
+// ambiguous (2026-07-28 streamable-http §Backward Compatibility; the
+// decision table is docs' DIGEST Appendix B).
+
+// modernVersion is the 2026-07-28 revision, the first modern one.
+const modernVersion = "2026-07-28"
+
+// legacyVersion is what the bridge answers or offers in a handshake when
+// it has no better choice: the newest handshake-era revision.
+const legacyVersion = "2025-11-25"
+
+// probeTimeout bounds a server/discover probe; running out of it is an
+// outage, not era evidence.
+const probeTimeout = 30 * time.Second
+
+// isModernVersion reports whether v names a per-request-metadata revision.
+// Protocol versions are dates, so they compare as strings.
+func isModernVersion(v string) bool { return v >= modernVersion }
+
+// verdict is what the bridge knows about the remote's era.
+type verdict int8
+
+const (
+	verdictUnknown verdict = iota
+	verdictModern
+	verdictLegacy
+)
+
+func (v verdict) String() string {
+	switch v {
+	case verdictModern:
+		return "modern"
+	case verdictLegacy:
+		return "legacy"
+	}
+	return "unknown"
+}
+
+// mode is how the bridge relays: as is, or translating one way.
+type mode int32
+
+const (
+	modePass       mode = iota // host and remote speak the same era (or nothing is known yet)
+	modeLegacyHost             // a 2025-xx host on a 2026-07-28-only remote
+	modeModernHost             // a 2026-07-28 host on a 2025-xx-only remote
+)
+
+func (m mode) String() string {
+	switch m {
+	case modeLegacyHost:
+		return "legacy host on a modern remote"
+	case modeModernHost:
+		return "modern host on a legacy remote"
+	}
+	return "pass-through"
+}
+
+// eras caches verdicts: "Clients SHOULD cache the result for the lifetime
+// of the server process (stdio) or origin (HTTP)" (2026-07-28
+// versioning §Backward Compatibility). The key is the endpoint URL, a
+// finer key than the origin: one origin may route several MCP endpoints of
+// different eras by path, and a wrong verdict costs a failed session.
+var eras sync.Map // endpoint URL -> verdict
+
+func (b *Bridge) cachedVerdict() verdict {
+	if v, ok := eras.Load(b.cfg.URL); ok {
+		return v.(verdict)
+	}
+	return verdictUnknown
+}
+
+func (b *Bridge) setVerdict(v verdict) {
+	if old, loaded := eras.Swap(b.cfg.URL, v); !loaded || old.(verdict) != v {
+		b.log.Info().Stringer("era", v).Msg("remote era determined")
+	}
+}
+
+// forgetVerdict drops a cached verdict the remote contradicted ("re-probing
+// if the cached assumption later fails", versioning §Backward Compatibility).
+func (b *Bridge) forgetVerdict() { eras.Delete(b.cfg.URL) }
+
+func (b *Bridge) currentMode() mode { return mode(b.mode.Load()) }
+
+// switchMode leaves pass-through for a translation mode, once.
+func (b *Bridge) switchMode(to mode) {
+	if b.mode.CompareAndSwap(int32(modePass), int32(to)) {
+		b.log.Info().Stringer("mode", to).Msg("translating between protocol eras")
+	}
+}
+
+func (b *Bridge) protocol() Protocol {
+	if b.cfg.Protocol == "" {
+		return ProtocolAuto
+	}
+	return b.cfg.Protocol
+}
+
+// decideMode picks the relay mode from the host's first request: its era
+// (a request with the 2026-07-28 _meta envelope is modern, anything else,
+// initialize above all, legacy) against the pinned or cached era of the
+// remote. It runs on the stdin loop, before that request is relayed.
+func (b *Bridge) decideMode(m *wire.Message) {
+	hostModern := m.IsModern()
+	remote := b.cachedVerdict()
+	switch b.protocol() {
+	case ProtocolModern:
+		remote = verdictModern
+	case ProtocolLegacy:
+		remote = verdictLegacy
+	}
+	switch {
+	case !hostModern && remote == verdictModern:
+		b.switchMode(modeLegacyHost)
+	case hostModern && remote == verdictLegacy:
+		b.switchMode(modeModernHost)
+	}
+}
+
+// detectable reports whether a pass-through exchange may still reveal that
+// the remote speaks the other era.
+func (b *Bridge) detectable() bool {
+	return b.protocol() == ProtocolAuto && b.currentMode() == modePass && b.cachedVerdict() == verdictUnknown
+}
+
+// probeResult is what a server/discover probe learnt.
+type probeResult struct {
+	verdict verdict
+	version string // the modern version to speak, for verdictModern
+	result  []byte // the DiscoverResult response, when the remote sent one
+}
+
+// recognizedModern lists the JSON-RPC errors only a modern server sends in
+// answer to a well-formed modern request (streamable-http §Backward
+// Compatibility: "If the body contains a recognized modern JSON-RPC
+// error, the server speaks a modern version of MCP").
+func recognizedModern(code int) bool {
+	switch code {
+	case wire.CodeHeaderMismatch, wire.CodeMissingCapability, wire.CodeUnsupportedVersion,
+		wire.CodeMethodNotFound, wire.CodeInvalidParams:
+		return true
+	}
+	return false
+}
+
+// rpcError extracts code and data of a JSON-RPC error response body.
+func rpcError(body []byte) (code int, data []byte, ok bool) {
+	var m wire.Message
+	if wire.Parse(body, &m) != nil || m.Kind != wire.KindResponse || !m.Error.Present() {
+		return 0, nil, false
+	}
+	if d, ok := wire.Field(m.Raw, m.Error, "data"); ok {
+		data = m.Bytes(d)
+	}
+	return m.ErrorCode, data, true
+}
+
+// fromSupported judges an UnsupportedProtocolVersion error by the versions
+// it lists. A stateful Go SDK server or a legacy-pinned mcp-go server
+// answers a modern request with -32022 listing only 2025 versions: a
+// modern error shape, but proof that this endpoint has no modern era.
+func fromSupported(data []byte) (verdict, string) {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	json.Unmarshal(data, &d)
+	if v := pickModern(d.Supported); v != "" {
+		return verdictModern, v
+	}
+	if len(d.Supported) > 0 {
+		return verdictLegacy, ""
+	}
+	return verdictModern, modernVersion
+}
+
+// pickModern chooses the modern version to speak from a supported list:
+// the bridge's own, else the oldest modern one offered.
+func pickModern(versions []string) string {
+	if slices.Contains(versions, modernVersion) {
+		return modernVersion
+	}
+	best := ""
+	for _, v := range versions {
+		if isModernVersion(v) && (best == "" || v < best) {
+			best = v
+		}
+	}
+	return best
+}
+
+// classifyStatus reads an HTTP error answer to a modern request per the
+// decision table: 401/403 are an auth problem and no era evidence;
+// 400/404 with a recognized modern error mean modern; other 400/404/405
+// mean legacy; anything else (5xx, 429, ...) is an outage.
+func classifyStatus(se *httpclient.StatusError) (verdict, string) {
+	switch se.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		if code, data, ok := rpcError(se.Body); ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
+			if code == wire.CodeUnsupportedVersion {
+				return fromSupported(data)
+			}
+			return verdictModern, modernVersion
+		}
+		return verdictLegacy, ""
+	}
+	return verdictUnknown, ""
+}
+
+// classifyDiscover judges the response to a server/discover that reached
+// the remote's JSON-RPC layer. A DiscoverResult lists the versions the
+// endpoint serves; a stateful Go SDK server implements server/discover but
+// lists only 2025 versions, so the list decides, not the method's
+// existence. An in-band error is legacy unless it is a modern one.
+func classifyDiscover(m *wire.Message) (verdict, string) {
+	if m.Error.Present() {
+		switch {
+		case m.ErrorCode == wire.CodeUnsupportedVersion:
+			data, _ := wire.Field(m.Raw, m.Error, "data")
+			if !data.Present() {
+				return verdictModern, modernVersion
+			}
+			return fromSupported(m.Bytes(data))
+		case m.ErrorCode == wire.CodeHeaderMismatch || m.ErrorCode == wire.CodeMissingCapability:
+			return verdictModern, modernVersion
+		}
+		return verdictLegacy, ""
+	}
+	var versions []string
+	if sp, ok := wire.Field(m.Raw, m.Result, "supportedVersions"); ok {
+		json.Unmarshal(m.Bytes(sp), &versions)
+	}
+	if v := pickModern(versions); v != "" {
+		return verdictModern, v
+	}
+	return verdictLegacy, ""
+}
+
+// modernMeta builds the 2026-07-28 request envelope fields (basic/index
+// §_meta: protocolVersion and clientCapabilities "MUST be included on every
+// request"; clientInfo SHOULD).
+func modernMeta(version string, caps, info []byte, logLevel string) []byte {
+	if len(caps) == 0 {
+		caps = []byte("{}")
+	}
+	f := wire.AppendString([]byte(`"`+wire.MetaProtocolVersion+`":`), version)
+	f = append(append(f, `,"`+wire.MetaClientCapabilities+`":`...), caps...)
+	if len(info) > 0 {
+		f = append(append(f, `,"`+wire.MetaClientInfo+`":`...), info...)
+	}
+	if logLevel != "" {
+		f = wire.AppendString(append(f, `,"`+wire.MetaLogLevel+`":`...), logLevel)
+	}
+	return f
+}
+
+// probe sends server/discover with full modern headers and judges the
+// answer. An error means no verdict: the remote is unreachable, failing
+// (5xx) or wants credentials (401/403), which the caller reports.
+func (b *Bridge) probe(ctx context.Context, caps, info []byte) (probeResult, error) {
+	version := modernVersion
+	for attempt := 0; ; attempt++ {
+		pr, retryWith, err := b.probeOnce(ctx, version, caps, info)
+		if err == nil && retryWith != "" && attempt == 0 {
+			// -32022 named another modern version: "the client SHOULD
+			// select a mutually supported version from the supported list
+			// and retry" (versioning §Protocol Version Negotiation).
+			version = retryWith
+			continue
+		}
+		if err == nil {
+			b.log.Info().Stringer("era", pr.verdict).Str("version", pr.version).Msg("probed the remote with server/discover")
+		}
+		return pr, err
+	}
+}
+
+func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byte) (pr probeResult, retryWith string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	id := strconv.AppendQuote(nil, "mcp-bridge-probe-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+	params := append(append([]byte(`{"_meta":{`), modernMeta(version, caps, info, "")...), "}}"...)
+	body := wire.Request(id, "server/discover", params)
+	var m wire.Message
+	if err := wire.Parse(body, &m); err != nil {
+		return pr, "", err
+	}
+	// A legacy server may mint a session for the probe; the bridge's own
+	// session, if any, must survive it.
+	sid := b.client.SessionID()
+	defer func() {
+		if pr.verdict != verdictModern {
+			b.client.SetSessionID(sid)
+		}
+	}()
+	resp, err := b.client.Post(ctx, body, b.headersFor(&m))
+	if err != nil {
+		var se *httpclient.StatusError
+		if !errors.As(err, &se) {
+			return pr, "", err
+		}
+		v, ver := classifyStatus(se)
+		if v == verdictUnknown {
+			return pr, "", err
+		}
+		if v == verdictModern && ver != version {
+			return probeResult{verdict: v, version: ver}, ver, nil
+		}
+		return probeResult{verdict: v, version: ver}, "", nil
+	}
+	defer resp.Close()
+	for {
+		msg, err := resp.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return pr, "", ctx.Err()
+			}
+			// 202 or a stream without an answer: no modern server does
+			// that to a request.
+			return probeResult{verdict: verdictLegacy}, "", nil
+		}
+		var r wire.Message
+		if wire.Parse(msg, &r) != nil || r.Kind != wire.KindResponse || string(r.IDBytes()) != string(id) {
+			continue
+		}
+		v, ver := classifyDiscover(&r)
+		pr = probeResult{verdict: v, version: ver}
+		if v == verdictModern && r.Result.Present() {
+			pr.result = clone(msg)
+		}
+		if v == verdictModern && ver != version && !r.Result.Present() {
+			return pr, ver, nil
+		}
+		return pr, "", nil
+	}
+}
+
+// remoteCaps is the part of a server's capabilities the translation acts
+// on: which change notifications it sends, whether it takes resource
+// subscriptions and log levels.
+type remoteCaps struct {
+	toolsListChanged, promptsListChanged, resourcesListChanged bool
+	resourcesSubscribe, logging                                bool
+}
+
+func parseRemoteCaps(raw []byte) remoteCaps {
+	type listChanged struct {
+		ListChanged bool `json:"listChanged"`
+		Subscribe   bool `json:"subscribe"`
+	}
+	var c struct {
+		Tools     *listChanged    `json:"tools"`
+		Prompts   *listChanged    `json:"prompts"`
+		Resources *listChanged    `json:"resources"`
+		Logging   json.RawMessage `json:"logging"`
+	}
+	if len(raw) > 0 {
+		json.Unmarshal(raw, &c)
+	}
+	var r remoteCaps
+	r.toolsListChanged = c.Tools != nil && c.Tools.ListChanged
+	r.promptsListChanged = c.Prompts != nil && c.Prompts.ListChanged
+	if c.Resources != nil {
+		r.resourcesListChanged, r.resourcesSubscribe = c.Resources.ListChanged, c.Resources.Subscribe
+	}
+	r.logging = len(c.Logging) > 0 && string(c.Logging) != "null"
+	return r
+}

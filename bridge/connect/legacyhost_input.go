@@ -1,0 +1,193 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// A 2026-07-28 server asks for sampling, elicitation or roots inside a
+// result (mrtr §InputRequiredResult); a legacy host only knows them as
+// server-to-client requests. The bridge sends the host one real request per
+// inputRequests key, under ids it mints, takes the host's responses off
+// stdin (they never reach the remote), and retries the call with them.
+
+var errHostGone = errors.New("the host closed its connection")
+
+// inputRequest is one entry of inputRequests.
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// fulfil answers one input_required result and returns the params fields
+// of the retry: inputResponses (when the server asked for input) and the
+// requestState, echoed byte for byte ("the client MUST echo back the exact
+// value of that field").
+func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round int) ([]byte, error) {
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		return nil, err
+	}
+	irSpan, hasIR := wire.Field(m.Raw, m.Result, "inputRequests")
+	rsSpan, hasRS := wire.Field(m.Raw, m.Result, "requestState")
+	if !hasIR && !hasRS {
+		return nil, errors.New("the remote answered input_required with neither inputRequests nor requestState")
+	}
+	var fields []byte
+	if hasIR {
+		var reqs map[string]inputRequest
+		if err := json.Unmarshal(m.Bytes(irSpan), &reqs); err != nil {
+			return nil, errors.New("the remote sent malformed inputRequests: " + err.Error())
+		}
+		answers, err := h.askHost(ctx, p, reqs)
+		if err != nil {
+			return nil, err
+		}
+		if len(reqs) > 0 && len(answers) == 0 {
+			// A retry without any of the input would only be asked again.
+			methods := make([]string, 0, len(reqs))
+			for _, r := range reqs {
+				methods = append(methods, r.Method)
+			}
+			slices.Sort(methods)
+			return nil, fmt.Errorf("the remote needs input the host did not give (%s: capability not declared, or the host answered with an error)", strings.Join(slices.Compact(methods), ", "))
+		}
+		fields = append(fields, `"inputResponses":{`...)
+		keys := make([]string, 0, len(answers))
+		for k := range answers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				fields = append(fields, ',')
+			}
+			fields = append(wire.AppendString(fields, k), ':')
+			fields = append(fields, answers[k]...)
+		}
+		fields = append(fields, '}')
+	}
+	if !hasIR || len(m.Bytes(irSpan)) <= 2 {
+		// No input to gather: the server sheds load or just wants the
+		// state back. The client "MAY retry the original request
+		// immediately"; a growing pause keeps a busy server from being
+		// hammered.
+		t := time.NewTimer(min(time.Duration(round+1)*200*time.Millisecond, 2*time.Second))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if hasRS {
+		if len(fields) > 0 {
+			fields = append(fields, ',')
+		}
+		fields = append(append(fields, `"requestState":`...), m.Bytes(rsSpan)...)
+	}
+	return fields, nil
+}
+
+// askHost sends each input request to the host as a JSON-RPC request and
+// returns the results by key. A request the host did not declare the
+// capability for is not sent (the server "MUST NOT send an inputRequests
+// that the client has not declared support for"), and one the host answers
+// with an error is left out: either way the server sees the key missing
+// and "SHOULD respond with a new InputRequiredResult" or fail the call.
+func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]inputRequest) (map[string][]byte, error) {
+	b := h.b
+	h.mu.Lock()
+	var caps wire.Capabilities
+	json.Unmarshal(h.hs.caps, &caps)
+	h.mu.Unlock()
+
+	type ask struct {
+		key, id string
+		ch      chan []byte
+	}
+	var asks []ask
+	defer func() {
+		h.mu.Lock()
+		var open []string
+		for _, a := range asks {
+			if _, ok := h.inputs[a.id]; ok {
+				open = append(open, a.id)
+				delete(h.inputs, a.id)
+			}
+		}
+		h.mu.Unlock()
+		// The call is over without these answers: the host may stop
+		// working on them (2025-11-25 cancellation: "Either side can send").
+		for _, id := range open {
+			params := append(append([]byte(`{"requestId":`), id...), `,"reason":"mcp-bridge: the request this input was for ended"}`...)
+			b.write(wire.Notification("notifications/cancelled", params))
+		}
+	}()
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		r := reqs[k]
+		if !caps.Allows(r.Method) {
+			b.log.Warn().Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")
+			continue
+		}
+		a := ask{key: k, id: strconv.Quote("mcp-bridge-input-" + strconv.FormatInt(b.nextInternal.Add(1), 10)), ch: make(chan []byte, 1)}
+		h.mu.Lock()
+		if h.inputs == nil {
+			h.inputs = map[string]chan []byte{}
+		}
+		h.inputs[a.id] = a.ch
+		h.mu.Unlock()
+		asks = append(asks, a)
+		var params []byte
+		if len(r.Params) > 0 && string(r.Params) != "null" {
+			params = r.Params
+		}
+		b.write(wire.Request([]byte(a.id), r.Method, params))
+	}
+	answers := make(map[string][]byte, len(asks))
+	for _, a := range asks {
+		var resp []byte
+		select {
+		case resp = <-a.ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-b.streamCtx.Done():
+			return nil, errHostGone
+		}
+		var m wire.Message
+		if wire.Parse(resp, &m) != nil || !m.Result.Present() {
+			b.log.Info().Str("key", a.key).Msg("the host answered an input request with an error; retrying without that input")
+			continue
+		}
+		answers[a.key] = clone(m.Bytes(m.Result))
+	}
+	return answers, nil
+}
+
+// deliver hands the host's response to a request the bridge made up to
+// its waiter, and reports whether it was one. It runs on the stdin loop.
+func (h *legacyHost) deliver(m *wire.Message) bool {
+	id := string(m.IDBytes())
+	h.mu.Lock()
+	ch := h.inputs[id]
+	delete(h.inputs, id)
+	h.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	ch <- clone(m.Raw)
+	return true
+}

@@ -1,0 +1,367 @@
+package connect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// modernHost translates for a host that speaks 2026-07-28 on a remote that
+// speaks only a 2025 revision. The host sees a stateless server; the remote
+// sees one legacy session:
+//
+//   - the session is initialized on first need, with the capabilities and
+//     identity of the host's first request's _meta, and server/discover is
+//     answered from its InitializeResult;
+//   - requests are forwarded under ids the bridge mints (a legacy id "MUST
+//     NOT have been previously used ... within the same session", while a
+//     modern host only keeps in-flight ids unique) without the 2026-07-28
+//     envelope, which would make a dual-era server treat them as modern;
+//   - results get the fields 2026-07-28 requires: resultType, and caching
+//     hints on the cacheable ones (server/utilities/caching);
+//   - server-to-client requests become input_required results
+//     (modernhost_call.go), change notifications go to the host's
+//     subscriptions/listen streams (modernhost_listen.go).
+type modernHost struct {
+	b *Bridge
+
+	initMu sync.Mutex
+	ready  bool
+	result []byte // the remote's InitializeResult response
+	caps   remoteCaps
+
+	levelMu sync.Mutex
+	level   string // the log level set on the remote session
+
+	mu        sync.Mutex
+	calls     []*call // host requests in flight, oldest first
+	listeners []*listener
+	subs      map[string]int // resource URI -> listeners subscribed to it
+
+	tokMu  sync.Mutex
+	tokens map[string]*call // suspended calls by requestState
+}
+
+func (h *modernHost) init(b *Bridge) {
+	h.b = b
+	h.subs = map[string]int{}
+	h.tokens = map[string]*call{}
+}
+
+// relay answers one host request.
+func (h *modernHost) relay(ctx context.Context, p *pending, m *wire.Message) {
+	h.b.resetWire(p, false)
+	switch {
+	case m.Method == "server/discover":
+		h.discover(ctx, p, m)
+	case m.Method == "subscriptions/listen":
+		h.listen(ctx, p, m)
+	case hasParam(m, "requestState"):
+		h.resume(ctx, p, m)
+	default:
+		h.call(ctx, p, m)
+	}
+}
+
+func hasParam(m *wire.Message, key string) bool {
+	_, ok := wire.Field(m.Raw, m.Params, key)
+	return ok
+}
+
+// defaultClientInfo stands in for a host that sent no clientInfo, which
+// initialize requires.
+var defaultClientInfo = []byte(`{"name":"mcp-bridge","version":"unknown"}`)
+
+// ensureSession initializes the remote's legacy session, once: initialize
+// with the newest handshake version, then notifications/initialized
+// ("After successful initialization, the client MUST send an initialized
+// notification", 2025-11-25 lifecycle), then the GET stream.
+func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
+	b := h.b
+	h.initMu.Lock()
+	defer h.initMu.Unlock()
+	if h.ready {
+		return nil
+	}
+	caps := []byte("{}")
+	if sp, ok := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities); ok && m.Raw[sp.Start] == '{' {
+		caps = m.Bytes(sp)
+	}
+	info := defaultClientInfo
+	if sp, ok := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo); ok && m.Raw[sp.Start] == '{' {
+		info = m.Bytes(sp)
+	}
+	id := h.mintID("init")
+	params := wire.AppendString([]byte(`{"protocolVersion":`), legacyVersion)
+	params = append(append(params, `,"capabilities":`...), caps...)
+	params = append(append(params, `,"clientInfo":`...), info...)
+	params = append(params, '}')
+	body := wire.Request(id, "initialize", params)
+	var im wire.Message
+	if err := wire.Parse(body, &im); err != nil {
+		return err
+	}
+	b.sess.beforeInitialize(&im)
+	r, err := h.roundTrip(ctx, &im, nil)
+	if err != nil {
+		if _, ok := refusal(err); ok && b.protocol() == ProtocolAuto {
+			b.forgetVerdict()
+		}
+		return fmt.Errorf("initializing a 2025 session with the remote: %w", err)
+	}
+	var rm wire.Message
+	if err := wire.Parse(r, &rm); err != nil {
+		return err
+	}
+	if rm.Error.Present() {
+		return errors.New("the remote refused initialize: " + string(rm.Bytes(rm.Error)))
+	}
+	b.sess.initializeResult(&rm)
+	h.result = r
+	if sp, ok := wire.Field(rm.Raw, rm.Result, "capabilities"); ok {
+		h.caps = parseRemoteCaps(rm.Bytes(sp))
+	}
+	hdr := http.Header{}
+	if v := b.sess.negotiated(); v != "" {
+		hdr.Set(wire.HeaderProtocolVersion, v)
+	}
+	notif := wire.Notification("notifications/initialized", nil)
+	b.post(ctx, notif, hdr, "notifications/initialized")
+	b.sess.onInitialized(notif)
+	h.ready = true
+	return nil
+}
+
+// roundTrip sends a request of the bridge's own to the remote and returns
+// the response to it. Anything else on the stream is handled as
+// unsolicited.
+func (h *modernHost) roundTrip(ctx context.Context, m *wire.Message, hdr http.Header) ([]byte, error) {
+	b := h.b
+	if hdr == nil {
+		hdr = b.headersFor(m)
+	}
+	resp, err := b.client.Post(ctx, m.Raw, hdr)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Close()
+	for {
+		msg, err := resp.Next()
+		if err != nil {
+			return nil, fmt.Errorf("no answer to %s: %w", m.Method, err)
+		}
+		var r wire.Message
+		if wire.Parse(msg, &r) != nil {
+			continue
+		}
+		if r.Kind == wire.KindResponse && string(r.IDBytes()) == string(m.IDBytes()) {
+			return clone(msg), nil
+		}
+		h.fromRemote(msg)
+	}
+}
+
+// request sends method with params to the remote session and returns the
+// error of a failed answer.
+func (h *modernHost) request(ctx context.Context, method string, params []byte) error {
+	body := wire.Request(h.mintID("req"), method, params)
+	var m wire.Message
+	if err := wire.Parse(body, &m); err != nil {
+		return err
+	}
+	r, err := h.roundTrip(ctx, &m, nil)
+	if err != nil {
+		return err
+	}
+	var rm wire.Message
+	if wire.Parse(r, &rm) == nil && rm.Error.Present() {
+		return fmt.Errorf("%s: %s", method, rm.Bytes(rm.Error))
+	}
+	return nil
+}
+
+func (h *modernHost) mintID(kind string) []byte {
+	return strconv.AppendQuote(nil, "mcp-bridge-"+kind+"-"+strconv.FormatInt(h.b.nextInternal.Add(1), 10))
+}
+
+func (h *modernHost) remoteCaps() remoteCaps {
+	h.initMu.Lock()
+	defer h.initMu.Unlock()
+	return h.caps
+}
+
+// discover answers server/discover from the InitializeResult.
+func (h *modernHost) discover(ctx context.Context, p *pending, m *wire.Message) {
+	b := h.b
+	if err := h.ensureSession(ctx, m); err != nil {
+		b.answerError(p, err)
+		return
+	}
+	h.initMu.Lock()
+	init := h.result
+	h.initMu.Unlock()
+	caps := discoverField(init, "capabilities")
+	if len(caps) == 0 || caps[0] != '{' {
+		caps = []byte("{}")
+	}
+	info := discoverField(init, "serverInfo")
+	if len(info) == 0 {
+		info = []byte(`{"name":"mcp-bridge remote","version":"unknown"}`)
+	}
+	r := []byte(`{"resultType":"complete","supportedVersions":["` + modernVersion + `"],"capabilities":`)
+	r = append(r, caps...)
+	if ins := discoverField(init, "instructions"); ins != nil {
+		r = append(append(r, `,"instructions":`...), ins...)
+	}
+	// A session's answer is the session's: "private" keeps a cache from
+	// sharing it across authorization contexts (server/utilities/caching).
+	r = append(r, `,"ttlMs":0,"cacheScope":"private","_meta":{"`+wire.MetaServerInfo+`":`...)
+	r = append(append(r, info...), "}}"...)
+	b.writeFinal(p, wire.ResultResponse(p.id, r))
+}
+
+// toLegacy returns m as the remote sees it: under the bridge's id and
+// without the 2026-07-28 envelope keys. Other _meta (progressToken,
+// trace context) stays.
+func toLegacy(m *wire.Message, id []byte) ([]byte, error) {
+	out := wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
+	if !m.Meta.Present() {
+		return out, nil
+	}
+	var om wire.Message
+	if err := wire.Parse(out, &om); err != nil {
+		return nil, err
+	}
+	return wire.WithoutFields(out, om.Meta, envelopeKeys...), nil
+}
+
+// cacheable results must carry caching hints in 2026-07-28 ("Servers MUST
+// include caching hints on results with resultType: complete" of these).
+var cacheable = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true,
+}
+
+// shape returns the remote's response as the host must see it: under the
+// host's id, a result with resultType ("result MUST include resultType")
+// and, for cacheable methods, ttlMs 0 and cacheScope private (a legacy
+// server says nothing about freshness, and its answer is the session's).
+func shape(fm *wire.Message, method string, hostID []byte) []byte {
+	raw := fm.Raw
+	m := fm
+	if fm.Result.Present() && raw[fm.Result.Start] == '{' {
+		var fields []byte
+		add := func(key, f string) {
+			if _, ok := wire.Field(raw, fm.Result, key); !ok {
+				if len(fields) > 0 {
+					fields = append(fields, ',')
+				}
+				fields = append(fields, f...)
+			}
+		}
+		add("resultType", `"resultType":"complete"`)
+		if cacheable[method] {
+			add("ttlMs", `"ttlMs":0`)
+			add("cacheScope", `"cacheScope":"private"`)
+		}
+		if len(fields) > 0 {
+			raw = wire.WithResultFields(fm, fields)
+			m = &wire.Message{}
+			if wire.Parse(raw, m) != nil {
+				return raw
+			}
+		}
+	}
+	if !m.ID.Present() {
+		return raw
+	}
+	return wire.Splice(raw, wire.Edit{Span: m.ID, Value: hostID})
+}
+
+// applyLogLevel maps the per-request log level of 2026-07-28 onto the
+// session-wide logging/setLevel of the remote, when the level changes.
+// Log messages then reach only requests that asked for them (the call
+// filters): "the server MUST NOT send notifications/message" for a request
+// without a level (server/utilities/logging).
+func (h *modernHost) applyLogLevel(ctx context.Context, m *wire.Message) {
+	if m.LogLevel == "" || !h.remoteCaps().logging {
+		return
+	}
+	h.levelMu.Lock()
+	defer h.levelMu.Unlock()
+	if h.level == m.LogLevel {
+		return
+	}
+	params := append(wire.AppendString([]byte(`{"level":`), m.LogLevel), '}')
+	if err := h.request(ctx, "logging/setLevel", params); err != nil {
+		h.b.log.Debug().Err(err).Msg("logging/setLevel on the remote")
+		return
+	}
+	h.level = m.LogLevel
+}
+
+// fromRemote handles a message the remote sent outside any request's
+// stream (the GET stream, mostly). A 2026-07-28 host expects nothing
+// unasked: server requests go to a call as input_required, change
+// notifications to the listen streams, progress to the request that owns
+// the token; the rest is dropped.
+func (h *modernHost) fromRemote(msg []byte) {
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		return
+	}
+	switch m.Kind {
+	case wire.KindRequest:
+		h.serverRequest(nil, &m)
+	case wire.KindNotification:
+		switch {
+		case changeNotification(m.Method):
+			h.broadcast(&m)
+		case m.Method == "notifications/progress" && h.ownsProgress(m.Bytes(m.ProgressToken)):
+			h.b.write(msg)
+		default:
+			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
+		}
+	}
+}
+
+// answerRemote POSTs the response to a server-to-client request: result,
+// or else an error with code and message.
+func (h *modernHost) answerRemote(sr serverReq, result []byte, code int, message string) {
+	b := h.b
+	var body []byte
+	if result != nil {
+		body = wire.ResultResponse(sr.id, result)
+	} else {
+		body = wire.ErrorResponse(sr.id, code, message, nil)
+	}
+	var m wire.Message
+	if wire.Parse(body, &m) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.post(ctx, body, b.headersFor(&m), "response to "+sr.method)
+}
+
+// postCancel tells the remote that the bridge gave up on request id
+// ("To cancel, the client SHOULD explicitly send an MCP
+// CancelledNotification": a legacy server does not read a disconnect as
+// one).
+func (h *modernHost) postCancel(ctx context.Context, id []byte, reason string) {
+	b := h.b
+	params := append(append([]byte(`{"requestId":`), id...), `,"reason":`...)
+	params = append(wire.AppendString(params, reason), '}')
+	body := wire.Notification("notifications/cancelled", params)
+	var m wire.Message
+	if wire.Parse(body, &m) != nil {
+		return
+	}
+	b.post(ctx, body, b.headersFor(&m), "notifications/cancelled")
+}

@@ -1,0 +1,490 @@
+package connect
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// A legacy server asks for sampling, elicitation or roots with a JSON-RPC
+// request on the stream of the call it needs them for (or on the GET
+// stream), and waits for the answer before it finishes the call. A
+// 2026-07-28 host cannot receive requests ("The server MUST NOT write
+// JSON-RPC requests to stdout", stdio); it can only answer an
+// input_required result and retry. So the bridge answers the host's call
+// with input_required, keeps the call's POST stream open (unread messages
+// wait in it), and when the host retries — new id, inputResponses, the
+// requestState the bridge made up — POSTs the host's answers to the remote
+// as the responses to its requests and goes on reading the original
+// stream. The call's result reaches the host under the retry's id.
+
+// suspendTimeout bounds how long a call waits for the host's retry (a
+// variable for tests).
+var suspendTimeout = 10 * time.Minute
+
+var (
+	// mrtrMethods may be answered with input_required: "Servers MUST NOT
+	// send InputRequiredResult responses on any other client requests"
+	// (mrtr §Supported Requests).
+	mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+)
+
+// serverReq is a server-to-client request waiting for the host.
+type serverReq struct {
+	id     []byte
+	method string
+	params []byte // nil when absent
+}
+
+// call is one host request forwarded to the remote, across the host's
+// retries.
+type call struct {
+	h        *modernHost
+	method   string
+	wid      []byte   // the remote's id for it
+	orig     *pending // the host request that started it
+	progress []byte   // its progress token, raw
+	ctx      context.Context
+	cancel   context.CancelFunc
+
+	mu      sync.Mutex
+	host    *pending // the host request the call answers next
+	caps    wire.Capabilities
+	logs    bool                 // the host asked for log messages
+	state   string               // the requestState while suspended
+	asked   map[string]serverReq // by input key, while suspended
+	queue   []serverReq          // server requests that came while suspended
+	resumed chan struct{}        // closed when a suspension ends
+	timer   *time.Timer
+	nextKey int
+	done    bool  // the host got its final answer (or never will)
+	dead    error // the bridge gave up on the call while suspended
+}
+
+// call forwards a request and sees it through its input rounds.
+func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
+	b := h.b
+	if err := h.ensureSession(ctx, m); err != nil {
+		b.answerError(p, err)
+		return
+	}
+	if b.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.cfg.RequestTimeout)
+		defer cancel()
+	}
+	h.applyLogLevel(ctx, m)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &call{h: h, method: m.Method, wid: h.mintID("call"), orig: p, host: p, ctx: ctx, cancel: cancel,
+		caps: m.ClientCapabilities(), logs: m.LogLevel != ""}
+	if m.ProgressToken.Present() {
+		c.progress = clone(m.Bytes(m.ProgressToken))
+	}
+	body, err := toLegacy(m, c.wid)
+	var wm wire.Message
+	if err == nil {
+		err = wire.Parse(body, &wm)
+	}
+	if err != nil {
+		b.answerError(p, err)
+		return
+	}
+	p.wireID = c.wid
+	p.final, p.other = c.final, c.other
+	b.setOnCancel(p, c.cancelledByHost)
+	if p.cancelled.Load() {
+		return // cancelled before it was sent
+	}
+	// Leaving means no retry can come: a suspended call ends at once.
+	stop := context.AfterFunc(b.streamCtx, func() { c.abort("", errHostGone) })
+	defer stop()
+	h.track(c)
+	err = b.forward(ctx, p, &wm)
+	h.untrack(c)
+	c.end(err)
+}
+
+func (h *modernHost) track(c *call) {
+	h.mu.Lock()
+	h.calls = append(h.calls, c)
+	h.mu.Unlock()
+}
+
+func (h *modernHost) untrack(c *call) {
+	h.mu.Lock()
+	h.calls = slices.DeleteFunc(h.calls, func(x *call) bool { return x == c })
+	h.mu.Unlock()
+}
+
+// ownsProgress reports whether token belongs to a call in flight.
+func (h *modernHost) ownsProgress(token []byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.calls {
+		if c.progress != nil && string(c.progress) == string(token) {
+			return true
+		}
+	}
+	return false
+}
+
+// other handles a message on the call's stream that is not its response.
+func (c *call) other(msg []byte, m *wire.Message) {
+	switch m.Kind {
+	case wire.KindRequest:
+		c.h.serverRequest(c, m)
+	case wire.KindNotification:
+		if c.orig.cancelled.Load() {
+			return
+		}
+		switch {
+		case m.Method == "notifications/message":
+			c.mu.Lock()
+			logs := c.logs
+			c.mu.Unlock()
+			if logs {
+				c.h.b.write(msg)
+			}
+		case changeNotification(m.Method):
+			c.h.broadcast(m)
+		default:
+			c.h.b.write(msg)
+		}
+	}
+}
+
+// final writes the call's response to the host request it now answers,
+// once no input round is open. The check and the claim happen under one
+// lock: a retry may open a new round at any moment.
+func (c *call) final(fm *wire.Message) {
+	for {
+		c.mu.Lock()
+		if c.dead != nil {
+			c.mu.Unlock()
+			return
+		}
+		if c.state == "" {
+			host := c.host
+			c.done = true
+			c.mu.Unlock()
+			c.h.b.writeFinal(host, shape(fm, c.method, host.id))
+			release(host)
+			return
+		}
+		ch := c.resumed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// release lets a retry's goroutine go once its request is answered.
+func release(p *pending) {
+	if p.answered != nil {
+		close(p.answered)
+	}
+}
+
+// serverRequest handles a server-to-client request from c's stream, or,
+// with c nil, from the GET stream, where a legacy server may also send the
+// requests of a call in flight (mcp-go sends sampling there): it goes to
+// the oldest call that can take it.
+func (h *modernHost) serverRequest(c *call, m *wire.Message) {
+	sr := serverReq{id: clone(m.IDBytes()), method: m.Method}
+	if m.Params.Present() {
+		sr.params = clone(m.Bytes(m.Params))
+	}
+	if sr.method == "ping" {
+		// "The receiver MUST respond promptly with an empty response."
+		h.answerRemote(sr, []byte("{}"), 0, "")
+		return
+	}
+	if c == nil {
+		c = h.pick()
+	}
+	switch {
+	case c == nil:
+		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, and none is in flight")
+	case !mrtrMethods[c.method]:
+		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, not during "+c.method)
+	case !c.allows(sr.method):
+		h.refuse(sr, "client does not support "+capabilityOf(sr.method))
+	case !c.ask(sr):
+		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
+	}
+}
+
+func capabilityOf(method string) string {
+	switch method {
+	case "sampling/createMessage":
+		return "sampling"
+	case "roots/list":
+		return "roots"
+	case "elicitation/create":
+		return "elicitation"
+	}
+	return method
+}
+
+func (c *call) allows(method string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps.Allows(method)
+}
+
+// refuse answers a server request the host cannot get: an elicitation is
+// declined, which every server must handle; anything else gets an error.
+func (h *modernHost) refuse(sr serverReq, why string) {
+	h.b.log.Info().Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	if sr.method == "elicitation/create" {
+		h.answerRemote(sr, []byte(`{"action":"decline"}`), 0, "")
+		return
+	}
+	h.answerRemote(sr, nil, wire.CodeMethodNotFound, why)
+}
+
+// pick chooses the call a GET-stream request belongs to: the oldest
+// input-capable call not already waiting for the host, else the oldest
+// waiting one (the request then waits for that call's retry).
+func (h *modernHost) pick() *call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var waiting *call
+	for _, c := range h.calls {
+		if !mrtrMethods[c.method] {
+			continue
+		}
+		c.mu.Lock()
+		usable, suspended := !c.done && c.dead == nil, c.state != ""
+		c.mu.Unlock()
+		switch {
+		case usable && !suspended:
+			return c
+		case usable && waiting == nil:
+			waiting = c
+		}
+	}
+	return waiting
+}
+
+// ask puts a server request to the host through the call: at once as an
+// input_required answer, or after the open round. It reports false when the
+// call can no longer ask.
+func (c *call) ask(sr serverReq) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.dead != nil || c.h.b.streamCtx.Err() != nil {
+		return false
+	}
+	if c.state != "" {
+		c.queue = append(c.queue, sr)
+		return true
+	}
+	c.suspendLocked([]serverReq{sr})
+	return true
+}
+
+// suspendLocked answers the current host request with input_required for
+// reqs. The requestState is an unguessable token that only maps to this
+// call; it never leaves the bridge and the host.
+func (c *call) suspendLocked(reqs []serverReq) {
+	b := c.h.b
+	var raw [18]byte
+	rand.Read(raw[:])
+	token := "mcp-bridge-" + base64.RawURLEncoding.EncodeToString(raw[:])
+	c.state, c.asked, c.resumed = token, map[string]serverReq{}, make(chan struct{})
+	res := []byte(`{"resultType":"input_required","inputRequests":{`)
+	for i, sr := range reqs {
+		c.nextKey++
+		key := "r" + strconv.Itoa(c.nextKey)
+		c.asked[key] = sr
+		if i > 0 {
+			res = append(res, ',')
+		}
+		res = wire.AppendString(res, key)
+		res = wire.AppendString(append(res, `:{"method":`...), sr.method)
+		if sr.params != nil {
+			res = append(append(res, `,"params":`...), sr.params...)
+		}
+		res = append(res, '}')
+	}
+	res = wire.AppendString(append(res, `},"requestState":`...), token)
+	res = append(res, '}')
+	c.h.tokMu.Lock()
+	c.h.tokens[token] = c
+	c.h.tokMu.Unlock()
+	wait := suspendTimeout
+	c.timer = time.AfterFunc(wait, func() { c.abort(token, fmt.Errorf("the host did not retry within %v", wait)) })
+	host := c.host
+	// The host's id is answered: it may use it again.
+	b.retire(host)
+	b.writeFinal(host, wire.ResultResponse(host.id, res))
+	release(host)
+}
+
+// abort gives up on a suspended call (with token, if not ""): the host
+// did not retry in time, or left.
+func (c *call) abort(token string, why error) {
+	c.mu.Lock()
+	if c.state == "" || (token != "" && c.state != token) || c.dead != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.dead = why
+	c.mu.Unlock()
+	c.cancel()
+}
+
+// cancelledByHost handles the host's notifications/cancelled for the host
+// request the call answers: 2026-07-28 wants no more messages for it, the
+// legacy remote wants to be told (it does not read a closed stream as a
+// cancellation). It runs on the stdin loop.
+func (c *call) cancelledByHost() {
+	c.mu.Lock()
+	host := c.host
+	c.mu.Unlock()
+	host.cancelled.Store(true)
+	c.orig.cancelled.Store(true)
+	c.cancel()
+	b := c.h.b
+	ctx := context.WithoutCancel(c.ctx)
+	b.inOrder(ctx, func(ctx context.Context) { c.h.postCancel(ctx, c.wid, "the client cancelled the request") })
+}
+
+// end finishes the call after its stream is done: it answers the host if
+// nobody did, and the remote's open requests if the host never will.
+func (c *call) end(err error) {
+	b := c.h.b
+	c.mu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.done {
+		c.mu.Unlock()
+		return
+	}
+	c.done = true
+	host, dead, token := c.host, c.dead, c.state
+	open := c.queue
+	for _, sr := range c.asked {
+		open = append(open, sr)
+	}
+	c.asked, c.queue, c.state = nil, nil, ""
+	c.mu.Unlock()
+	if token != "" {
+		c.h.tokMu.Lock()
+		delete(c.h.tokens, token)
+		c.h.tokMu.Unlock()
+	}
+	for _, sr := range open {
+		c.h.answerRemote(sr, nil, wire.CodeInternalError, "mcp-bridge: the host did not answer: the request this input was for has ended")
+	}
+	if dead != nil || token != "" || errors.Is(err, context.DeadlineExceeded) {
+		why := dead
+		if why == nil {
+			why = err
+		}
+		if why == nil {
+			why = errors.New("the call ended while waiting for the host's input")
+		}
+		b.log.Info().Str("method", c.method).Err(why).Msg("abandoning a call")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c.h.postCancel(ctx, c.wid, "mcp-bridge: "+why.Error())
+		cancel()
+	}
+	if token != "" {
+		return // the host holds input_required; there is no one to answer
+	}
+	if !host.cancelled.Load() {
+		if err == nil {
+			err = errors.New("the remote closed the response stream before answering")
+		}
+		host.wireID = c.wid
+		b.answerError(host, err)
+	}
+	release(host)
+}
+
+// resume takes the host's retry of a suspended call: the answers go to the
+// remote, and the call goes on with the retry as its host request.
+func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
+	b := h.b
+	token, _ := wire.StringField(m.Raw, m.Params, "requestState")
+	h.tokMu.Lock()
+	c := h.tokens[token]
+	delete(h.tokens, token)
+	h.tokMu.Unlock()
+	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams,
+		"mcp-bridge: requestState is unknown or expired; call again without inputResponses and requestState", nil)
+	if c == nil {
+		b.writeFinal(p, expired)
+		return
+	}
+	var responses map[string]json.RawMessage
+	if sp, ok := wire.Field(m.Raw, m.Params, "inputResponses"); ok {
+		json.Unmarshal(m.Bytes(sp), &responses)
+	}
+	c.mu.Lock()
+	if c.state != token || c.dead != nil || c.done {
+		c.mu.Unlock()
+		b.writeFinal(p, expired)
+		return
+	}
+	asked := c.asked
+	c.state, c.asked = "", nil
+	c.timer.Stop()
+	c.host = p
+	p.wireID = c.wid
+	p.answered = make(chan struct{})
+	// The retry declares capabilities and log level afresh.
+	c.caps, c.logs = m.ClientCapabilities(), m.LogLevel != ""
+	c.mu.Unlock()
+	b.setOnCancel(p, c.cancelledByHost)
+
+	keys := make([]string, 0, len(asked))
+	for k := range asked {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var again []serverReq
+	for _, k := range keys {
+		if r, ok := responses[k]; ok && len(r) > 0 {
+			h.answerRemote(asked[k], r, 0, "")
+		} else {
+			// mrtr §Error Handling: missing input is asked for again.
+			again = append(again, asked[k])
+		}
+	}
+	c.mu.Lock()
+	pending := append(again, c.queue...)
+	c.queue = nil
+	close(c.resumed)
+	switch {
+	case c.done || c.dead != nil:
+		// The call ended meanwhile; end() answered p.
+	case len(pending) > 0:
+		c.suspendLocked(pending)
+		pending = nil
+	}
+	c.mu.Unlock()
+	for _, sr := range pending {
+		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
+	}
+	select {
+	case <-p.answered:
+	case <-ctx.Done():
+	}
+}
