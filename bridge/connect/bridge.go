@@ -202,7 +202,7 @@ loop:
 	// The host is gone (or we are told to stop): long-lived streams end at
 	// once, requests in flight get a bounded time to finish.
 	b.stopStreams()
-	if !waitTimeout(&b.requests, b.cfg.shutdownTimeout()) {
+	if !waitTimeout(ctx, &b.requests, b.cfg.shutdownTimeout()) {
 		b.log.Warn().Int("in_flight", b.inFlight()).Msg("shutdown timeout: abandoning in-flight requests")
 		cancelRequests()
 		b.requests.Wait()
@@ -216,7 +216,10 @@ loop:
 	return runErr
 }
 
-func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+// waitTimeout waits for wg up to d. A signal (ctx) cuts the wait short: a
+// host that sends SIGTERM after closing stdin wants the bridge gone now,
+// not after the drain timeout.
+func waitTimeout(ctx context.Context, wg *sync.WaitGroup, d time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -228,6 +231,8 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	case <-done:
 		return true
 	case <-t.C:
+		return false
+	case <-ctx.Done():
 		return false
 	}
 }
@@ -395,6 +400,11 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 				p.cancel()
 				return
 			}
+			// A legacy request: the cancellation is forwarded below, and
+			// the host wants no answer, so the bridge stops reading it too
+			// (which legacy servers do not treat as a cancellation of their
+			// own: "Disconnection SHOULD NOT be interpreted as ...").
+			defer p.cancel()
 		}
 	}
 	raw := clone(m.Raw)

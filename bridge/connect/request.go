@@ -214,6 +214,17 @@ func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 		b.log.Warn().Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
 		return false
 	}
+	if p == nil && m.Kind == wire.KindResponse {
+		// A response outside its request's stream (a server that answers
+		// on the GET stream after a resumption): it still completes that
+		// request, exactly once.
+		if q := b.pendingByWireID(m.IDBytes()); q != nil && !q.cancelled.Load() {
+			b.emit(msg, q)
+			q.cancelled.Store(true)
+			q.cancel()
+			return false
+		}
+	}
 	if p == nil || m.Kind != wire.KindResponse || string(m.IDBytes()) != string(p.wireID) {
 		if p != nil && p.other != nil {
 			p.other(msg, &m)
@@ -234,6 +245,18 @@ func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 	}
 	b.passFinal(p, &m)
 	return true
+}
+
+// pendingByWireID finds the in-flight request the remote knows by id.
+func (b *Bridge) pendingByWireID(id []byte) *pending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.inflight {
+		if string(p.wireID) == string(id) {
+			return p
+		}
+	}
+	return nil
 }
 
 // passFinal writes p's response as the remote sent it.
