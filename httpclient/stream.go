@@ -113,6 +113,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 // and at least that long otherwise, so that a server that closes at once
 // cannot make it spin.
 func (c *Client) Listen(ctx context.Context, h http.Header, handle func(msg []byte)) error {
+	return c.ListenReady(ctx, h, handle, nil)
+}
+
+// ListenReady is Listen, and calls ready once, after the first connection
+// attempt: with nil when the stream is open, or with that attempt's error.
+// A client that must not send further requests before the server can reach
+// it on the stream waits for ready.
+func (c *Client) ListenReady(ctx context.Context, h http.Header, handle func(msg []byte), ready func(error)) error {
 	bo := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(listenInitialInterval),
 		backoff.WithMaxInterval(listenMaxInterval),
@@ -125,6 +133,10 @@ func (c *Client) Listen(ctx context.Context, h http.Header, handle func(msg []by
 	for {
 		// Listen's own loop does the retrying, hence no retries inside.
 		r, err := c.openStream(ctx, lastID, h, 0)
+		if ready != nil {
+			ready(err)
+			ready = nil
+		}
 		var wait time.Duration
 		if err == nil {
 			serr := drain(r, handle)

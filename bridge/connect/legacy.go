@@ -67,15 +67,28 @@ func (s *legacySession) onInitialized(raw []byte) {
 	s.mu.Lock()
 	s.initialized = raw
 	s.mu.Unlock()
-	s.startGet()
+	// The host's next requests wait for this (they are ordered after the
+	// notification): a server that answers on the GET stream, or asks
+	// something mid-call, must find the stream open, and a GET that opens
+	// while a call is running can be mistaken for that call's resumption.
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-s.startGet():
+	case <-t.C:
+	}
 }
 
-func (s *legacySession) startGet() {
+// startGet opens the standalone GET stream; the returned channel is closed
+// once the first connection attempt is over (open, refused or failed).
+func (s *legacySession) startGet() <-chan struct{} {
 	b := s.b
+	ready := make(chan struct{})
 	s.mu.Lock()
 	if s.getCancel != nil || b.streamCtx.Err() != nil {
 		s.mu.Unlock()
-		return
+		close(ready)
+		return ready
 	}
 	ctx, cancel := context.WithCancel(b.streamCtx)
 	done := make(chan struct{})
@@ -88,7 +101,12 @@ func (s *legacySession) startGet() {
 	}
 	b.streams.Go(func() {
 		defer close(done)
-		err := b.client.Listen(ctx, hdr, b.unsolicited)
+		err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
+		select {
+		case <-ready:
+		default:
+			close(ready) // ended before the first attempt (ctx)
+		}
 		var se *httpclient.StatusError
 		switch {
 		case errors.Is(err, httpclient.ErrNoStream):
@@ -99,6 +117,7 @@ func (s *legacySession) startGet() {
 			b.log.Warn().Err(err).Msg("GET stream ended")
 		}
 	})
+	return ready
 }
 
 func (s *legacySession) stopGet() {
