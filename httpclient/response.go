@@ -56,7 +56,10 @@ type Response struct {
 	body     io.ReadCloser
 	maxEvent int
 
-	json      *bufio.Reader          // KindJSON: the body, first byte peeked
+	json      io.Reader              // KindJSON: the body
+	jsonLen   int64                  // its Content-Length, or -1
+	jsonFirst []byte                 // KindJSON of unknown length: the byte read to tell it from empty
+	jsonBuf   *[]byte                // pooled buffer holding the body Next returned
 	events    *sse.EventStreamReader // KindSSE: the framer
 	fill      *fillReader            // KindSSE: the framer's source
 	pending   []byte                 // rest of the current raw event block
@@ -112,17 +115,22 @@ func newResponse(ctx context.Context, cancel context.CancelFunc, method string, 
 		r.accept()
 		return r, nil
 	}
-	br := bufio.NewReaderSize(resp.Body, 4096)
-	if _, err := br.Peek(1); err != nil {
-		if err == io.EOF {
-			r.accept()
-			return r, nil
-		}
-		return nil, r.fail(err)
-	}
 	if mt == mediaJSON {
 		r.Kind = KindJSON
-		r.json = br
+		r.json, r.jsonLen = resp.Body, resp.ContentLength
+		if r.jsonLen < 0 {
+			// Unknown length (chunked): an empty body is a 202 in disguise.
+			var one [1]byte
+			n, err := io.ReadFull(resp.Body, one[:])
+			if n == 0 {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					r.accept()
+					return r, nil
+				}
+				return nil, r.fail(err)
+			}
+			r.jsonFirst = one[:1:1]
+		}
 		return r, nil
 	}
 	r.release()
@@ -154,8 +162,8 @@ func (r *Response) accept() {
 // their id and retry fields are recorded. For [KindAccepted] it returns
 // io.EOF at once. At the clean end of the body it returns io.EOF.
 //
-// The returned slice is valid only until the next call to Next; copy it to
-// keep it.
+// The returned slice is valid only until the next call to Next or Close;
+// copy it to keep it.
 //
 // Errors are sticky. If the request's context ended, Next returns ctx.Err();
 // after Close, [ErrClosed]; for an event or JSON body above MaxEventSize, an
@@ -182,8 +190,24 @@ func (r *Response) Next() ([]byte, error) {
 	return nil, r.fail(io.EOF)
 }
 
+// jsonPool recycles JSON body buffers: a large tool result otherwise costs
+// a fresh, zeroed allocation of its size for every response.
+var jsonPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
 func (r *Response) nextJSON() ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r.json, int64(r.maxEvent)+1))
+	bp := jsonPool.Get().(*[]byte)
+	b := append((*bp)[:0], r.jsonFirst...)
+	if r.jsonLen > 0 && r.jsonLen <= int64(r.maxEvent) && int64(cap(b)) < r.jsonLen {
+		b = make([]byte, 0, r.jsonLen)
+	}
+	b, err := readAllInto(b, io.LimitReader(r.json, int64(r.maxEvent)+1-int64(len(b))))
+	*bp = b
+	r.mu.Lock()
+	if r.closed.Load() {
+		bp = nil // closed meanwhile: the buffer stays with this response
+	}
+	r.jsonBuf = bp
+	r.mu.Unlock()
 	if err != nil {
 		return nil, r.fail(err)
 	}
@@ -331,8 +355,35 @@ func (r *Response) dispatchedEvents() int {
 // goroutine returns [ErrClosed]. Close is idempotent and safe to call
 // concurrently with Next.
 func (r *Response) Close() error {
-	r.closed.Store(true)
+	if !r.closed.Swap(true) {
+		// The caller is done with what Next returned: its buffer may serve
+		// the next response.
+		r.mu.Lock()
+		bp := r.jsonBuf
+		r.jsonBuf = nil
+		r.mu.Unlock()
+		if bp != nil && cap(*bp) <= 32<<20 {
+			jsonPool.Put(bp)
+		}
+	}
 	return r.release()
+}
+
+// readAllInto appends all of rd to b, growing it by doubling.
+func readAllInto(b []byte, rd io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // release cancels the request and closes the body, once. Cancelling first

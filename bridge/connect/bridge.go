@@ -260,12 +260,7 @@ func (b *Bridge) write(msg []byte) {
 }
 
 func hasNewline(b []byte) bool {
-	for _, c := range b {
-		if c == '\n' || c == '\r' {
-			return true
-		}
-	}
-	return false
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
 }
 
 // handle dispatches one message from the host.

@@ -7,9 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+		"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
@@ -41,75 +39,85 @@ func (e eras) String() string {
 // detectEras decides which eras the child speaks. A dual-era client
 // "SHOULD probe with server/discover before sending any other request"
 // (2026-07-28 stdio §Backward compatibility); because some legacy servers
-// exit on any request before initialize, the probe runs on a throwaway
-// sibling process, and its verdict holds for every child of this command.
-func detectEras(h *Handler) eras {
+// exit on any request before initialize, the probe runs on throwaway
+// sibling processes, and its verdict holds for every child of this command.
+//
+// The sibling that answered in the era the bridge will use becomes the
+// first shared child (adopted), so the probe costs no extra start-up time.
+func detectEras(h *Handler, o owner) (eras, *prober) {
 	switch h.cfg.ChildProtocol {
 	case ChildModern:
-		return eras{modern: true}
+		return eras{modern: true}, nil
 	case ChildLegacy:
-		return eras{legacy: true}
+		return eras{legacy: true}, nil
 	}
 	timeout := min(h.cfg.probeTimeout(), 5*time.Second)
 	// Two siblings at once: one is asked server/discover, the other
 	// initialize. A dual-era server picks its era from how the client opens
 	// (versioning §Dual-era servers), so each question needs a fresh process.
 	var modern, legacy bool
+	var dp, ip *prober
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		p := newProber(h)
-		if p == nil {
+		if dp = newProber(h, o); dp == nil {
 			return
 		}
-		defer p.close()
-		resp, err := p.ask("server/discover", []byte(probeMeta), timeout)
+		resp, err := dp.ask("server/discover", []byte(probeMeta), timeout)
 		switch {
 		case err != nil:
 			// No answer, or the child died. The fallback "MUST NOT be keyed
 			// to one specific error code": only a modern answer counts.
 		case resp.Result.Present():
-			modern = true
+			modern, dp.resp = true, resp
 		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
 			modern = true // a modern server that wants another modern version
 		}
 	})
 	wg.Go(func() {
-		p := newProber(h)
-		if p == nil {
+		if ip = newProber(h, o); ip == nil {
 			return
 		}
-		defer p.close()
-		init := []byte(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-bridge-probe","version":"1"}}`)
-		if resp, err := p.ask("initialize", init, timeout); err == nil && resp.Result.Present() {
+		if resp, err := ip.ask("initialize", []byte(bridgeInitParams), timeout); err == nil && resp.Result.Present() {
 			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
 			legacy = slices.Contains(legacyVersions, v)
+			ip.resp = resp
 		}
 	})
 	wg.Wait()
+	var adopt *prober
+	switch {
+	case modern && dp.resp != nil:
+		adopt, dp = dp, nil
+	case !modern && legacy:
+		adopt, ip = ip, nil
+	}
+	for _, p := range []*prober{dp, ip} {
+		if p != nil {
+			p.close()
+		}
+	}
 	if !modern && !legacy {
 		// Neither answered (it may need longer, or fail to start): assume
 		// it speaks both and let the real requests show what it does.
-		return eras{modern: true, legacy: true}
+		return eras{modern: true, legacy: true}, nil
 	}
-	return eras{modern: modern, legacy: legacy}
+	return eras{modern: modern, legacy: legacy}, adopt
 }
 
-// prober runs the throwaway sibling.
+// bridgeInitParams are the params of the bridge's own initialize to a
+// legacy child.
+const bridgeInitParams = `{"protocolVersion":"2025-11-25","capabilities":` + bridgeCapabilities + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`
+
+// prober runs a sibling process for the era probe.
 type prober struct {
 	conn *childConn
 	host *stdiohost.Host
+	resp *wire.Message // its answer, when it may be adopted
 }
 
-type dropOwner struct{}
-
-func (dropOwner) unrouted(*childConn, *wire.Message) {}
-func (dropOwner) childRequest(c *childConn, m *wire.Message) {
-	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "probe", nil))
-}
-
-func newProber(h *Handler) *prober {
-	log := h.log.With().Str("child", "probe").Logger().Level(max(h.log.GetLevel(), zerolog.WarnLevel))
-	conn := newChildConn(&h.ids, dropOwner{}, log)
+func newProber(h *Handler, o owner) *prober {
+	log := h.log.With().Str("child", "shared").Logger()
+	conn := newChildConn(&h.ids, o, log)
 	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
 		OnMessage:      conn.onMessage,
 		MaxMessageSize: h.cfg.MaxMessageSize,

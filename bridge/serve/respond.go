@@ -52,17 +52,30 @@ func (r *responder) startSSE() error {
 	return r.rc.Flush()
 }
 
+var (
+	eventPrefix = []byte("event: message\ndata: ")
+	eventSuffix = []byte("\n\n")
+)
+
 // event writes one SSE event carrying msg and flushes it.
 func (r *responder) event(msg []byte) error {
 	if err := r.startSSE(); err != nil {
 		return err
 	}
-	r.buf = append(append(append(r.buf[:0], "event: message\ndata: "...), msg...), "\n\n"...)
+	if len(msg) > 32<<10 {
+		// A large message goes out from its own slice: net/http's writer
+		// passes big writes straight through, and a copy of a 16 MiB
+		// result here would cost as much as the rest of the path.
+		for _, part := range [][]byte{eventPrefix, msg, eventSuffix} {
+			if _, err := r.w.Write(part); err != nil {
+				return err
+			}
+		}
+		return r.rc.Flush()
+	}
+	r.buf = append(append(append(r.buf[:0], eventPrefix...), msg...), eventSuffix...)
 	if _, err := r.w.Write(r.buf); err != nil {
 		return err
-	}
-	if cap(r.buf) > 1<<20 {
-		r.buf = nil
 	}
 	return r.rc.Flush()
 }

@@ -40,6 +40,7 @@ type sharedChild struct {
 	known  chan struct{} // closed once eras is set
 	listen listenHub
 	mrtr   suspensions
+	adopt  *prober // a probe sibling that becomes the first child
 
 	mu        sync.Mutex
 	ready     bool
@@ -72,7 +73,7 @@ func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 }
 
 func (s *sharedChild) run(ctx context.Context) {
-	s.eras = detectEras(s.h)
+	s.eras, s.adopt = detectEras(s.h, s)
 	close(s.known)
 	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
 	sup := &stdiohost.Supervisor{
@@ -89,20 +90,29 @@ func (s *sharedChild) run(ctx context.Context) {
 }
 
 func (s *sharedChild) launch() (*stdiohost.Host, error) {
-	conn := newChildConn(&s.h.ids, s, s.h.log.With().Str("child", "shared").Logger())
-	host, err := startHost(s.h, conn)
-	if err != nil {
-		s.setState(false, nil, err.Error())
-		return nil, err
+	var conn *childConn
+	var host *stdiohost.Host
+	var first *wire.Message // the child's answer to the bridge's first request
+	if p := s.adopt; p != nil {
+		s.adopt = nil
+		conn, host, first = p.conn, p.host, p.resp
+	} else {
+		conn = newChildConn(&s.h.ids, s, s.h.log.With().Str("child", "shared").Logger())
+		h, err := startHost(s.h, conn)
+		if err != nil {
+			s.setState(false, nil, err.Error())
+			return nil, err
+		}
+		host = h
 	}
 	// The connection is published only once the child has answered its
 	// first request (discover, or the bridge's own handshake): before that
 	// a legacy child must not see a client's request, and a translated
 	// discover would have nothing to answer with.
 	if s.eras.modern {
-		s.probe(conn)
+		s.probe(conn, first)
 	} else {
-		s.initialize(conn)
+		s.initialize(conn, first)
 	}
 	if s.notReady() != "" {
 		// No usable answer: the child stays unpublished (/readyz says why)
@@ -155,13 +165,15 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 
 // probe asks a new child for its server/discover result: the versions it
 // supports (for -32022 answers) and that it answers at all (/readyz).
-func (s *sharedChild) probe(conn *childConn) {
+func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.probeTimeout())
 	defer cancel()
-	resp, err := conn.request(ctx, "server/discover", []byte(probeMeta))
-	if err != nil {
-		s.setState(false, nil, "MCP server did not answer server/discover: "+err.Error())
-		return
+	if resp == nil {
+		var err error
+		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil {
+			s.setState(false, nil, "MCP server did not answer server/discover: "+err.Error())
+			return
+		}
 	}
 	var versions []string
 	if resp.Result.Present() {
@@ -188,11 +200,13 @@ func (s *sharedChild) probe(conn *childConn) {
 // initialize performs the handshake with a legacy-only child on behalf of
 // every modern client (2025-11-25 lifecycle: initialize, then
 // notifications/initialized), and derives the DiscoverResult from it.
-func (s *sharedChild) initialize(conn *childConn) {
+func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.probeTimeout())
 	defer cancel()
-	params := []byte(`{"protocolVersion":"2025-11-25","capabilities":` + bridgeCapabilities + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
-	resp, err := conn.request(ctx, "initialize", params)
+	var err error
+	if resp == nil {
+		resp, err = conn.request(ctx, "initialize", []byte(bridgeInitParams))
+	}
 	if err != nil || !resp.Result.Present() {
 		reason := "MCP server did not answer initialize"
 		if err != nil {
@@ -308,7 +322,7 @@ func (s *sharedChild) pending() int {
 // originating client request"). A legacy child's change notifications feed
 // the bridge's own listen streams; anything else is dropped.
 func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
-	if !s.eras.modern && s.listen.deliver(m) {
+	if s.erasKnown() && !s.eras.modern && s.listen.deliver(m) {
 		return
 	}
 	c.log.Debug().Str("method", m.Method).Msg("child notification with no modern request to carry it; dropped")
@@ -318,13 +332,24 @@ func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
 // child's are carried to the client as input_required; otherwise they are
 // answered so that the child does not wait forever.
 func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
-	if !s.eras.modern {
+	if s.erasKnown() && !s.eras.modern {
 		s.mrtr.childRequest(c, m)
 		return
 	}
 	c.log.Warn().Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
 		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))
+}
+
+// erasKnown reports whether the era probe is over (before that, a message
+// can only come from a probe sibling).
+func (s *sharedChild) erasKnown() bool {
+	select {
+	case <-s.known:
+		return true
+	default:
+		return false
+	}
 }
 
 // startHost starts a child for conn with the Handler's settings.
