@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-		"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
