@@ -30,6 +30,7 @@ type Reader struct {
 	end     int   // end of the data read
 	scanned int   // bytes after start already searched for '\n'
 	err     error // the read error that ends the input, once seen
+	small   int   // consecutive short lines read with a big buffer
 }
 
 // NewReader returns a Reader that reads from r and rejects lines longer than
@@ -75,6 +76,9 @@ func (r *Reader) Read() ([]byte, error) {
 			}
 			if len(line) == 0 {
 				continue
+			}
+			if len(line) > minBuf {
+				r.small = 0
 			}
 			return line, nil
 		}
@@ -148,12 +152,26 @@ func (r *Reader) eof() error {
 	return r.err
 }
 
-// shrink releases a buffer that grew for one large message once it holds
-// little, so a burst does not pin tens of MiB for the life of the stream.
+// idleReads is how many short lines a grown buffer survives: a stream that
+// carries large results keeps its buffer (regrowing it costs a copy and a
+// zeroing per doubling), one that had a single burst gives it back.
+const idleReads = 256
+
+// shrink releases a buffer that grew for large messages once it has held
+// only short ones for a while, so a burst does not pin tens of MiB for the
+// life of the stream.
 func (r *Reader) shrink() {
-	if cap(r.buf) <= keepCap || r.end-r.start > minBuf {
+	if cap(r.buf) <= keepCap {
 		return
 	}
+	if r.end-r.start > minBuf {
+		r.small = 0
+		return
+	}
+	if r.small++; r.small < idleReads {
+		return
+	}
+	r.small = 0
 	nb := make([]byte, minBuf)
 	r.end = copy(nb, r.buf[r.start:r.end])
 	r.buf, r.start = nb, 0

@@ -115,6 +115,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 		closeAll()
 		return nil, fmt.Errorf("stdiohost: stdout pipe: %w", err)
 	}
+	growPipe(h.stdout)
 	if h.stderr, childErr, err = os.Pipe(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("stdiohost: stderr pipe: %w", err)

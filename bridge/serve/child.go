@@ -286,7 +286,7 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 				}
 			}
 		}
-		out = wire.Splice(m.Raw, edits...)
+		out = wire.SpliceTo(getBuf(len(m.Raw)), m.Raw, edits...)
 		if cl.complete && m.Result.Present() && m.ResultType() == "" {
 			out = withCompleteResult(out, cl.method)
 		}
@@ -485,3 +485,31 @@ func (c *childConn) pending() int {
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// bigMessage is the size from which message buffers are recycled.
+const bigMessage = 1 << 20
+
+// bigPool recycles the buffers of large messages (tool results of several
+// MiB): on a VM a fresh allocation costs a page fault per 4 KiB, more than
+// copying the bytes.
+var bigPool sync.Pool
+
+// getBuf returns an empty buffer for a message of about n bytes: pooled when
+// n is large, nil (a plain allocation by the caller) otherwise.
+func getBuf(n int) []byte {
+	if n < bigMessage {
+		return nil
+	}
+	if bp, _ := bigPool.Get().(*[]byte); bp != nil && cap(*bp) >= n {
+		return (*bp)[:0]
+	}
+	return make([]byte, 0, n+n/8)
+}
+
+// putBuf hands a written message's buffer back for reuse.
+func putBuf(b []byte) {
+	if cap(b) >= bigMessage && cap(b) <= 64<<20 {
+		b = b[:0]
+		bigPool.Put(&b)
+	}
+}

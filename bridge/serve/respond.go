@@ -175,13 +175,17 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 			return pumpClientGone
 		}
 		if !r.started && !r.sse && complete && len(msgs) == 1 {
-			if r.json(msgs[0]) != nil {
+			err := r.json(msgs[0])
+			putBuf(msgs[0])
+			if err != nil {
 				return pumpClientGone
 			}
 			return pumpComplete
 		}
 		for _, m := range msgs {
-			if r.event(m) != nil {
+			err := r.event(m)
+			putBuf(m)
+			if err != nil {
 				return pumpClientGone
 			}
 		}

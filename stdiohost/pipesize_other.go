@@ -1,0 +1,7 @@
+//go:build !linux
+
+package stdiohost
+
+import "os"
+
+func growPipe(*os.File) {}
