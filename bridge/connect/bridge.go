@@ -32,6 +32,12 @@ type Bridge struct {
 	mu       sync.Mutex
 	inflight map[string]*pending // by the host's raw request id
 
+	// dispatchMu is held while the stdin reader dispatches a line, and by
+	// Run to set stopping: once set, nothing new starts (no WaitGroup Add
+	// can race the shutdown's Wait).
+	dispatchMu sync.Mutex
+	stopping   bool
+
 	sess  legacySession
 	tools toolCache
 
@@ -138,11 +144,6 @@ func New(cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
-type line struct {
-	msg []byte
-	err error
-}
-
 // Run relays messages between the host (stdin, stdout) and the remote until
 // the host closes stdin or ctx ends. It returns nil after a clean EOF.
 //
@@ -154,50 +155,48 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 
-	lines := make(chan line)
+	// The reader dispatches each line itself: handle never blocks, and a
+	// hand-off to another goroutine would add a wake-up to every request.
 	readerDone := make(chan struct{})
+	eof := make(chan struct{})
 	go func() {
 		defer close(readerDone)
 		r := lineio.NewReader(stdin, b.cfg.maxMessageSize())
 		for {
 			msg, err := r.Read()
-			if err == nil {
-				msg = append([]byte(nil), msg...)
+			b.dispatchMu.Lock()
+			if b.stopping {
+				b.dispatchMu.Unlock()
+				return // shutting down: nothing more is dispatched
 			}
-			select {
-			case lines <- line{msg, err}:
-			case <-ctx.Done():
+			switch {
+			case err == nil:
+				b.handle(reqCtx, append([]byte(nil), msg...))
+			case errors.Is(err, lineio.ErrTooLong):
+				b.log.Warn().Err(err).Msg("host message too long; skipped")
+				b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest,
+					fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
+			default:
+				if !errors.Is(err, io.EOF) {
+					b.log.Warn().Err(err).Msg("reading stdin")
+				}
+				b.dispatchMu.Unlock()
+				close(eof)
 				return
 			}
-			if err != nil && !errors.Is(err, lineio.ErrTooLong) {
-				return
-			}
+			b.dispatchMu.Unlock()
 		}
 	}()
 
 	var runErr error
-loop:
-	for {
-		select {
-		case l := <-lines:
-			switch {
-			case l.err == nil:
-				b.handle(reqCtx, l.msg)
-			case errors.Is(l.err, lineio.ErrTooLong):
-				b.log.Warn().Err(l.err).Msg("host message too long; skipped")
-				b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest,
-					fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", l.err), nil))
-			default:
-				if !errors.Is(l.err, io.EOF) {
-					b.log.Warn().Err(l.err).Msg("reading stdin")
-				}
-				break loop
-			}
-		case <-ctx.Done():
-			runErr = ctx.Err()
-			break loop
-		}
+	select {
+	case <-eof:
+	case <-ctx.Done():
+		runErr = ctx.Err()
 	}
+	b.dispatchMu.Lock()
+	b.stopping = true
+	b.dispatchMu.Unlock()
 
 	// The host is gone (or we are told to stop): long-lived streams end at
 	// once, requests in flight get a bounded time to finish.
