@@ -316,9 +316,13 @@ func (c *call) suspendLocked(reqs []serverReq) {
 		}
 		res = wire.AppendString(res, key)
 		res = wire.AppendString(append(res, `:{"method":`...), sr.method)
-		if sr.params != nil {
-			res = append(append(res, `,"params":`...), sr.params...)
+		// Always a params object: clients decode it even for roots/list,
+		// which has none (the Go SDK fails on a missing one).
+		params := sr.params
+		if params == nil {
+			params = []byte("{}")
 		}
+		res = append(append(res, `,"params":`...), params...)
 		res = append(res, '}')
 	}
 	res = wire.AppendString(append(res, `},"requestState":`...), token)

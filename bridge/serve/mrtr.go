@@ -126,10 +126,13 @@ func (ss *suspensions) round(sp *suspension, cl *call) []byte {
 		}
 		b = wire.AppendString(b, a.key)
 		b = wire.AppendString(append(b, `:{"method":`...), a.method)
-		if a.params != nil {
-			b = append(append(b, `,"params":`...), a.params...)
+		// Always a params object: clients decode it even for roots/list,
+		// which has none (the Go SDK fails on a missing one).
+		params := a.params
+		if params == nil {
+			params = []byte("{}")
 		}
-		b = append(b, '}')
+		b = append(append(append(b, `,"params":`...), params...), '}')
 	}
 	b = wire.AppendString(append(b, `},"requestState":`...), sp.token)
 	b = append(b, '}')
