@@ -27,6 +27,27 @@ type listener struct {
 	uris                      map[string]bool
 }
 
+// changeCaps are the change notifications a child can send, from its
+// advertised capabilities.
+type changeCaps struct{ tools, prompts, resources, subscribe bool }
+
+// changeCapabilities reads them from the DiscoverResult clients get.
+func (s *sharedChild) changeCapabilities() changeCaps {
+	var r struct {
+		Capabilities struct {
+			Tools     struct{ ListChanged bool } `json:"tools"`
+			Prompts   struct{ ListChanged bool } `json:"prompts"`
+			Resources struct {
+				ListChanged bool `json:"listChanged"`
+				Subscribe   bool `json:"subscribe"`
+			} `json:"resources"`
+		} `json:"capabilities"`
+	}
+	json.Unmarshal(s.discoverResult(), &r)
+	c := r.Capabilities
+	return changeCaps{c.Tools.ListChanged, c.Prompts.ListChanged, c.Resources.ListChanged, c.Resources.Subscribe}
+}
+
 // listenFilter is params.notifications of subscriptions/listen.
 type listenFilter struct {
 	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
@@ -47,25 +68,14 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	if m.Params.Present() {
 		json.Unmarshal(m.Bytes(m.Params), &p)
 	}
-	var caps struct {
-		Capabilities struct {
-			Tools     struct{ ListChanged bool } `json:"tools"`
-			Prompts   struct{ ListChanged bool } `json:"prompts"`
-			Resources struct {
-				ListChanged bool `json:"listChanged"`
-				Subscribe   bool `json:"subscribe"`
-			} `json:"resources"`
-		} `json:"capabilities"`
-	}
-	json.Unmarshal(h.shared.discoverResult(), &caps)
-	c := caps.Capabilities
+	c := h.shared.changeCapabilities()
 	want := p.Notifications
 	honoured := listenFilter{
-		ToolsListChanged:     want.ToolsListChanged && c.Tools.ListChanged,
-		PromptsListChanged:   want.PromptsListChanged && c.Prompts.ListChanged,
-		ResourcesListChanged: want.ResourcesListChanged && c.Resources.ListChanged,
+		ToolsListChanged:     want.ToolsListChanged && c.tools,
+		PromptsListChanged:   want.PromptsListChanged && c.prompts,
+		ResourcesListChanged: want.ResourcesListChanged && c.resources,
 	}
-	if c.Resources.Subscribe {
+	if c.subscribe {
 		honoured.ResourceSubscriptions = want.ResourceSubscriptions
 	}
 	l := &listener{

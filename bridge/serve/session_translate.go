@@ -308,25 +308,14 @@ func (s *session) translatedNotify(m *wire.Message) bool {
 // era's unsolicited notifications, on the GET stream.
 func (s *session) startListen() {
 	tr := s.tr
-	var caps struct {
-		Capabilities struct {
-			Tools     struct{ ListChanged bool } `json:"tools"`
-			Prompts   struct{ ListChanged bool } `json:"prompts"`
-			Resources struct {
-				ListChanged bool `json:"listChanged"`
-				Subscribe   bool `json:"subscribe"`
-			} `json:"resources"`
-		} `json:"capabilities"`
-	}
-	json.Unmarshal(s.t.h.shared.discoverResult(), &caps)
-	c := caps.Capabilities
+	c := s.t.h.shared.changeCapabilities()
 	f := listenFilter{
-		ToolsListChanged:     c.Tools.ListChanged,
-		PromptsListChanged:   c.Prompts.ListChanged,
-		ResourcesListChanged: c.Resources.ListChanged,
+		ToolsListChanged:     c.tools,
+		PromptsListChanged:   c.prompts,
+		ResourcesListChanged: c.resources,
 	}
 	tr.mu.Lock()
-	if c.Resources.Subscribe {
+	if c.subscribe {
 		for u := range tr.subs {
 			f.ResourceSubscriptions = append(f.ResourceSubscriptions, u)
 		}
