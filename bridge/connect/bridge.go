@@ -236,6 +236,18 @@ func waitTimeout(ctx context.Context, wg *sync.WaitGroup, d time.Duration) bool 
 	}
 }
 
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 func (b *Bridge) inFlight() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -155,12 +155,8 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 		}
 		wait := bo.NextBackOff()
 		b.log.Debug().Dur("in", wait).Msg("re-opening subscriptions/listen")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, wait) {
 			return
-		case <-t.C:
 		}
 	}
 }

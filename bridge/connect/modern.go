@@ -191,12 +191,8 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 		}
 		wait := bo.NextBackOff()
 		b.log.Info().Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, wait) {
 			return
-		case <-t.C:
 		}
 		id = strconv.AppendQuote(nil, "mcp-bridge-listen-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
 		var orig wire.Message
