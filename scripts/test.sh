@@ -29,7 +29,21 @@ step "unit and peer tests (race detector, goroutine leak checks)"
 go test -race -count=1 -timeout 15m ./...
 
 step "fuzz smoke (every parser, a few seconds each)"
-fuzz() { go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-5s}" "$1" >/dev/null; echo "ok  $1 $2"; }
+# A failure is tried once more: an input that breaks a parser was saved under
+# testdata/fuzz and fails again at once as a seed, while a hiccup of the fuzzing
+# engine itself on a loaded machine does not repeat.
+fuzz() {
+	local out attempt
+	for attempt in 1 2; do
+		if out=$(go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-5s}" "$1" 2>&1); then
+			echo "ok  $1 $2"
+			return 0
+		fi
+		printf '%s\n' "$out" | tail -40 >&2
+	done
+	echo "FAIL $1 $2 (a failing input, if any, is saved under $1/testdata/fuzz/$2)" >&2
+	return 1
+}
 fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzHeaderValue
