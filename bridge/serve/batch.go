@@ -55,7 +55,6 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		}
 	}
 	sk := newSink(requests)
-	var calls []*call
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Kind {
@@ -67,9 +66,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 			if err := s.child().start(cl, m); err != nil {
 				s.settled(cl, true)
 				sk.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
-				continue
 			}
-			calls = append(calls, cl)
 		case wire.KindNotification:
 			s.notify(m)
 		case wire.KindResponse:

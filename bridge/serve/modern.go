@@ -135,8 +135,6 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
-
 func (h *Handler) logCall(m *wire.Message, cl *call) {
 	if e := h.log.Debug(); e.Enabled() {
 		id, _, _ := cl.target()
@@ -161,7 +159,7 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderProtocolVersion, pv, m.ProtocolVersion)
 	}
 	if supported := h.shared.supported(); !slices.Contains(supported, m.ProtocolVersion) {
-		d, _ := jsonMarshal(map[string]any{"supported": supported, "requested": m.ProtocolVersion})
+		d, _ := json.Marshal(map[string]any{"supported": supported, "requested": m.ProtocolVersion})
 		return http.StatusBadRequest, wire.CodeUnsupportedVersion, "Unsupported protocol version", d
 	}
 	if m.Kind != wire.KindRequest {

@@ -77,9 +77,3 @@ func (s *sink) close() {
 	s.q = nil
 	s.mu.Unlock()
 }
-
-func (s *sink) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
