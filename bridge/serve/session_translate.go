@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -185,17 +186,6 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 	return true
 }
 
-func (s *session) pendingCall(origID []byte) *call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, cl := range s.pending {
-		if string(cl.origID) == string(origID) {
-			return cl
-		}
-	}
-	return nil
-}
-
 // translatedResponse takes a client's answer to one of the bridge's
 // server-to-client requests.
 func (s *session) translatedResponse(m *wire.Message) {
@@ -256,29 +246,26 @@ func (s *session) retryInput(round *inputRound) {
 		s.finishCall(round.origID, wire.ErrorResponse(round.origID, wire.CodeInternalError, "mcp-bridge: cannot build the retry", nil))
 		return
 	}
-	old := s.pendingCall(round.origID)
 	cl := &call{method: round.method, sink: round.sink, sess: s, origID: round.origID, logLevel: retry.LogLevel != ""}
 	cl.onFinal = func(resp *wire.Message) bool { return s.inputRequired(resp, round.request, round.origID, round.method) }
-	if old != nil {
-		s.replacePending(old, cl)
-	}
 	cl.childID = s.t.h.ids.Add(1)
-	s.mu.Lock()
-	s.byOrig[string(cl.origID)] = cl.childID
-	s.mu.Unlock()
+	s.replacePending(cl)
 	if err := s.child().start(cl, &retry); err != nil {
 		s.finishCall(round.origID, wire.ErrorResponse(round.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil))
 	}
 }
 
-func (s *session) replacePending(old, cl *call) {
+// replacePending puts a retry's call in the place of the call it continues
+// (same client id, same position in arrival order).
+func (s *session) replacePending(cl *call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, p := range s.pending {
-		if p == old {
+	if old := s.byOrig[string(cl.origID)]; old != nil {
+		if i := slices.Index(s.pending, old); i >= 0 {
 			s.pending[i] = cl
 		}
 	}
+	s.byOrig[string(cl.origID)] = cl
 }
 
 // finishCall ends a translated call with msg as its response.

@@ -60,7 +60,7 @@ type session struct {
 	get        *sink
 	backlog    [][]byte
 	pending    []*call          // in arrival order
-	byOrig     map[string]int64 // client request id -> child id
+	byOrig     map[string]*call // client request id -> its call in flight
 	lastActive time.Time
 	ended      bool
 }
@@ -189,7 +189,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		id:         newSessionID(),
 		t:          t,
 		endCh:      make(chan struct{}),
-		byOrig:     map[string]int64{},
+		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
 	}
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
@@ -303,7 +303,7 @@ func (s *session) track(cl *call, m *wire.Message) bool {
 		return false
 	}
 	s.pending = append(s.pending, cl)
-	s.byOrig[string(cl.origID)] = cl.childID
+	s.byOrig[string(cl.origID)] = cl
 	return true
 }
 
@@ -318,9 +318,16 @@ func (s *session) settled(cl *call, final bool) {
 	if i := slices.Index(s.pending, cl); i >= 0 {
 		s.pending = slices.Delete(s.pending, i, i+1)
 	}
-	if s.byOrig[string(cl.origID)] == cl.childID {
+	if s.byOrig[string(cl.origID)] == cl {
 		delete(s.byOrig, string(cl.origID))
 	}
+}
+
+// pendingCall returns the call in flight under a client request id, or nil.
+func (s *session) pendingCall(origID []byte) *call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byOrig[string(origID)]
 }
 
 // child returns the connection the session's requests go to.
@@ -342,17 +349,15 @@ func (s *session) notify(m *wire.Message) {
 	}
 	msg := clone(m.Raw)
 	if m.Method == "notifications/cancelled" && m.RequestID.Present() {
-		s.mu.Lock()
-		childID, ok := s.byOrig[string(m.Bytes(m.RequestID))]
-		s.mu.Unlock()
-		if !ok {
+		cl := s.pendingCall(m.Bytes(m.RequestID))
+		if cl == nil {
 			s.log.Debug().Bytes("request_id", m.Bytes(m.RequestID)).Msg("cancellation of no pending request ignored")
 			return
 		}
-		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, childID)})
+		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, cl.childID)})
 		// The client has given up on the request: its answer, if any, is
 		// not wanted, and its stream can end.
-		if cl := s.child().take(childID); cl != nil {
+		if s.child().take(cl.childID) != nil {
 			s.settled(cl, true)
 			cl.sink.end()
 		}
