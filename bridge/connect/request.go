@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
@@ -343,6 +342,3 @@ func excerpt(b []byte, n int) string {
 	}
 	return strings.Join(strings.Fields(s), " ")
 }
-
-// since is time.Since, split out for the log lines.
-func since(t time.Time) time.Duration { return time.Since(t) }
