@@ -44,8 +44,6 @@ const (
 	maxRetainedBuf = 1 << 20
 )
 
-var newline = []byte{'\n'}
-
 // Write writes msg followed by "\n". It returns ErrEmbeddedNewline, writing
 // nothing, if msg contains '\n' or '\r': stdio peers would see two messages.
 func (w *Writer) Write(msg []byte) error {
