@@ -80,6 +80,25 @@ func TestTooLongErrorDetails(t *testing.T) {
 	}
 }
 
+// An over-long line costs a buffer of the limit, not the next doubling
+// past it (64 MiB for the default 32 MiB limit).
+func TestReaderBufferStopsAtLimit(t *testing.T) {
+	const limit = 100 << 10
+	for _, line := range []string{strings.Repeat("x", limit), strings.Repeat("x", limit) + "\r", strings.Repeat("x", 3*limit)} {
+		r := NewReader(strings.NewReader(line+"\nok\n"), limit)
+		lines, _ := readAll(t, r)
+		if len(lines) != 2 || lines[1] != "ok" {
+			t.Fatalf("lines = %.20q", lines)
+		}
+		if len(line) == limit && lines[0] != line {
+			t.Errorf("a line of exactly the limit was not returned whole")
+		}
+		if cap(r.buf) > limit+2 {
+			t.Errorf("buffer grew to %d bytes for a limit of %d", cap(r.buf), limit)
+		}
+	}
+}
+
 func TestWriter(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

@@ -105,6 +105,11 @@ func (r *Reader) fill() {
 	}
 	if r.end == len(r.buf) {
 		size := max(2*len(r.buf), minBuf)
+		if size-2 > r.max {
+			// Read skips a line once it holds max+2 bytes of it (the line,
+			// a '\r' and one more byte): a larger buffer would never fill.
+			size = max(r.max+2, minBuf)
+		}
 		nb := make([]byte, size)
 		copy(nb, r.buf[r.start:r.end])
 		r.buf, r.end, r.start = nb, r.end-r.start, 0
