@@ -144,28 +144,24 @@ func (c *childConn) request(ctx context.Context, method string, params []byte) (
 	if err := c.start(cl, &m); err != nil {
 		return nil, err
 	}
+	var raw []byte
 	select {
-	case raw := <-cl.internal:
-		var resp wire.Message
-		if err := wire.Parse(raw, &resp); err != nil {
-			return nil, err
-		}
-		return &resp, nil
+	case raw = <-cl.internal:
 	case <-c.done():
 		select {
-		case raw := <-cl.internal: // answered just before the exit
-			var resp wire.Message
-			if err := wire.Parse(raw, &resp); err != nil {
-				return nil, err
-			}
-			return &resp, nil
+		case raw = <-cl.internal: // answered just before the exit
 		default:
+			return nil, errChildGone
 		}
-		return nil, errChildGone
 	case <-ctx.Done():
 		c.cancel(cl, "timeout")
 		return nil, ctx.Err()
 	}
+	var resp wire.Message
+	if err := wire.Parse(raw, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
 }
 
 // send writes a message the bridge does not track (a notification, a
