@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -487,6 +488,13 @@ func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
 	for _, e := range elems {
 		b.handle(ctx, clone(raw[e.Start:e.End]))
 	}
+}
+
+// mintID returns a fresh JSON string id for a request of the bridge's own
+// ("mcp-bridge-<kind>-<n>"): never reused by this bridge, so it never
+// collides with a legacy session's earlier ids, and easy to spot in logs.
+func (b *Bridge) mintID(kind string) []byte {
+	return strconv.AppendQuote(nil, "mcp-bridge-"+kind+"-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -295,7 +294,7 @@ func (b *Bridge) probe(ctx context.Context, caps, info []byte) (probeResult, err
 func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byte) (pr probeResult, retryWith string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	id := strconv.AppendQuote(nil, "mcp-bridge-probe-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+	id := b.mintID("probe")
 	params := append(append([]byte(`{"_meta":{`), modernMeta(version, caps, info, "")...), "}}"...)
 	body := wire.Request(id, "server/discover", params)
 	var m wire.Message

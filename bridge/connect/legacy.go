@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -155,7 +154,7 @@ func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error
 	if err := wire.Parse(initMsg, &m); err != nil {
 		return err
 	}
-	id := strconv.AppendQuote([]byte(nil), "mcp-bridge-reinit-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+	id := b.mintID("reinit")
 	body := wire.Splice(initMsg, wire.Edit{Span: m.ID, Value: id})
 	resp, err := b.client.Post(ctx, body, nil)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -296,7 +295,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		// mrtr §Client Requirements: the retry is the original request
 		// with a new id ("The JSON-RPC id MUST be different"),
 		// inputResponses and the requestState echoed byte for byte.
-		p.wireID = strconv.AppendQuote(nil, "mcp-bridge-retry-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+		p.wireID = b.mintID("retry")
 		retry := wire.WithParamsFields(&orig, fields)
 		var rm wire.Message
 		if err := wire.Parse(retry, &rm); err != nil {

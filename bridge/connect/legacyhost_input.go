@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -143,7 +142,7 @@ func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]in
 			b.log.Warn().Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")
 			continue
 		}
-		a := ask{key: k, id: strconv.Quote("mcp-bridge-input-" + strconv.FormatInt(b.nextInternal.Add(1), 10)), ch: make(chan []byte, 1)}
+		a := ask{key: k, id: string(b.mintID("input")), ch: make(chan []byte, 1)}
 		h.mu.Lock()
 		if h.inputs == nil {
 			h.inputs = map[string]chan []byte{}

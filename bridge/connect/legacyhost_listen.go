@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -121,7 +120,7 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 		h.mu.Lock()
 		meta := modernMeta(h.version, h.hs.caps, h.hs.info, "")
 		h.mu.Unlock()
-		id := strconv.AppendQuote(nil, "mcp-bridge-listen-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+		id := b.mintID("listen")
 		params := append(append(append(append([]byte(`{"_meta":{`), meta...), `},"notifications":`...), filter...), '}')
 		body := wire.Request(id, "subscriptions/listen", params)
 		var m wire.Message

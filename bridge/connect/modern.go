@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -130,7 +129,7 @@ func (t *toolCache) refresh(ctx context.Context, b *Bridge, call *wire.Message) 
 	if !call.Meta.Present() {
 		return false
 	}
-	id := strconv.AppendQuote(nil, "mcp-bridge-tools-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+	id := b.mintID("tools")
 	params := append(append([]byte(`{"_meta":`), call.Bytes(call.Meta)...), '}')
 	body := wire.Request(id, "tools/list", params)
 	var m wire.Message
@@ -194,10 +193,8 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 		if !sleepCtx(ctx, wait) {
 			return
 		}
-		id = strconv.AppendQuote(nil, "mcp-bridge-listen-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
-		var orig wire.Message
-		wire.Parse(m.Raw, &orig)
-		body = wire.Splice(m.Raw, wire.Edit{Span: orig.ID, Value: id})
+		id = b.mintID("listen")
+		body = wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -97,7 +96,7 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	if sp, ok := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo); ok && m.Raw[sp.Start] == '{' {
 		info = m.Bytes(sp)
 	}
-	id := h.mintID("init")
+	id := h.b.mintID("init")
 	params := wire.AppendString([]byte(`{"protocolVersion":`), legacyVersion)
 	params = append(append(params, `,"capabilities":`...), caps...)
 	params = append(append(params, `,"clientInfo":`...), info...)
@@ -170,7 +169,7 @@ func (h *modernHost) roundTrip(ctx context.Context, m *wire.Message, hdr http.He
 // request sends method with params to the remote session and returns the
 // error of a failed answer.
 func (h *modernHost) request(ctx context.Context, method string, params []byte) error {
-	body := wire.Request(h.mintID("req"), method, params)
+	body := wire.Request(h.b.mintID("req"), method, params)
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
 		return err
@@ -184,10 +183,6 @@ func (h *modernHost) request(ctx context.Context, method string, params []byte) 
 		return fmt.Errorf("%s: %s", method, rm.Bytes(rm.Error))
 	}
 	return nil
-}
-
-func (h *modernHost) mintID(kind string) []byte {
-	return strconv.AppendQuote(nil, "mcp-bridge-"+kind+"-"+strconv.FormatInt(h.b.nextInternal.Add(1), 10))
 }
 
 func (h *modernHost) remoteCaps() remoteCaps {

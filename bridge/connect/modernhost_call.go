@@ -85,7 +85,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	h.applyLogLevel(ctx, m)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &call{h: h, method: m.Method, wid: h.mintID("call"), orig: p, host: p, ctx: ctx, cancel: cancel,
+	c := &call{h: h, method: m.Method, wid: h.b.mintID("call"), orig: p, host: p, ctx: ctx, cancel: cancel,
 		caps: m.ClientCapabilities(), logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
 		c.progress = clone(m.Bytes(m.ProgressToken))
