@@ -43,13 +43,6 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-func (o *Options) terminateDelay() time.Duration {
-	if o.TerminateDelay > 0 {
-		return o.TerminateDelay
-	}
-	return 2 * time.Second
-}
-
 // orphanGrace is how long the remnants of a process group get, after the
 // group leader exited, between SIGTERM and SIGKILL, and how long the stdout
 // reader keeps draining a pipe that a lingering grandchild holds open.
@@ -73,8 +66,6 @@ type Host struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	stdinMu   sync.Mutex
-	stdinDone bool
 }
 
 // Start starts cmd as an MCP stdio server. It must be a fresh *exec.Cmd whose
@@ -138,13 +129,8 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	var readers sync.WaitGroup
 	readers.Go(h.readStdout)
 	readers.Go(h.readStderr)
-	readersDone := make(chan struct{})
 	go func() {
-		readers.Wait()
-		close(readersDone)
-	}()
-	go func() {
-		h.wait(readersDone)
+		h.wait(&readers)
 		close(h.done)
 	}()
 	h.log.Debug().Strs("argv", cmd.Args).Msg("child started")
@@ -224,29 +210,25 @@ func (h *Host) readStderr() {
 	br := bufio.NewReaderSize(h.stderr, 16<<10)
 	for {
 		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			full := err == nil
-			if n := len(line); full {
+		if err == nil {
+			line = line[:len(line)-1]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
 				line = line[:n-1]
-				if n := len(line); n > 0 && line[n-1] == '\r' {
-					line = line[:n-1]
-				}
-			}
-			if len(line) > 0 {
-				h.log.Info().Bytes("stderr", line).Msg("child")
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue // the rest of a long line comes as another record
 			}
 		}
-		if err != nil {
+		if len(line) > 0 {
+			h.log.Info().Bytes("stderr", line).Msg("child")
+		}
+		// A full buffer is no error: the rest of a long line comes as
+		// another record.
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			h.stderr.Close()
 			return
 		}
 	}
 }
 
-func (h *Host) wait(readersDone <-chan struct{}) {
+func (h *Host) wait(readers *sync.WaitGroup) {
 	err := h.cmd.Wait()
 	h.err = err
 	close(h.exited)
@@ -259,31 +241,16 @@ func (h *Host) wait(readersDone <-chan struct{}) {
 	// The leader is gone, but its descendants may live on and keep the
 	// stdout/stderr pipes open, which would hide the exit from the readers.
 	// Take the group down and stop waiting for the pipes after a grace
-	// period, so that in-flight requests fail promptly.
+	// period (the read deadline ends both readers), so that in-flight
+	// requests fail promptly.
 	pgid := h.cmd.Process.Pid
 	signalGroup(pgid, syscall.SIGTERM)
 	deadline := time.Now().Add(orphanGrace)
 	_ = h.stdout.SetReadDeadline(deadline)
 	_ = h.stderr.SetReadDeadline(deadline)
-	h.closeStdin()
-	t := time.NewTimer(orphanGrace)
-	defer t.Stop()
-	select {
-	case <-readersDone:
-	case <-t.C:
-		<-readersDone // the read deadline has passed by now
-	}
+	_ = h.stdin.Close()
+	readers.Wait()
 	signalGroup(pgid, syscall.SIGKILL)
-}
-
-func (h *Host) closeStdin() error {
-	h.stdinMu.Lock()
-	defer h.stdinMu.Unlock()
-	if h.stdinDone {
-		return nil
-	}
-	h.stdinDone = true
-	return h.stdin.Close()
 }
 
 // Close shuts the child down and waits for the Host's goroutines. It closes
@@ -293,11 +260,13 @@ func (h *Host) closeStdin() error {
 // signals are not reported as errors.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
-		delay := h.opts.terminateDelay()
+		delay := orDefault(h.opts.TerminateDelay, 2*time.Second)
 		// 2026-07-28 stdio §Shutdown: "the client SHOULD initiate shutdown by
 		// closing the input stream to the child process", then SIGTERM, then
-		// SIGKILL if it does not exit within a reasonable time.
-		h.closeStdin()
+		// SIGKILL if it does not exit within a reasonable time. wait may
+		// close stdin too: closing an *os.File twice is safe, the second
+		// call only reports os.ErrClosed.
+		_ = h.stdin.Close()
 		signalled := false
 		if !h.waitExit(delay) {
 			signalled = true
@@ -310,7 +279,6 @@ func (h *Host) Close() error {
 			}
 		}
 		<-h.done
-		h.stdin.Close()
 		if err := h.err; err != nil && !(signalled && killedBySignal(err)) {
 			h.closeErr = err
 		}

@@ -2,12 +2,15 @@ package stdiohost
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 )
 
@@ -55,6 +59,9 @@ func helperMain(mode string) int {
 	case "sleep":
 		signal.Ignore(syscall.SIGTERM) // only SIGKILL of the group gets rid of it
 		time.Sleep(time.Hour)
+		return 0
+	case "stderr": // CRLF, blank and over-long lines on stderr, then exit
+		fmt.Fprint(os.Stderr, "one\r\n\n"+strings.Repeat("x", 20000)+"\ntwo")
 		return 0
 	case "crash": // answer one line, then exit 3 while holding a grandchild
 		sc := bufio.NewScanner(os.Stdin)
@@ -201,6 +208,33 @@ func TestChildCrashIsReportedPromptly(t *testing.T) {
 	}
 	if err := h.Send([]byte("x")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Send to a dead child = %v, want ErrClosed", err)
+	}
+}
+
+// Each stderr line becomes one log record without its terminator; a line
+// longer than the reader's 16 KiB buffer comes out in pieces, none lost.
+func TestStderrLines(t *testing.T) {
+	var logs bytes.Buffer
+	h, err := Start(helperCmd("stderr"), Options{Logger: zerolog.New(zerolog.SyncWriter(&logs))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Done()
+	h.Close()
+	var got []string
+	dec := json.NewDecoder(&logs)
+	for {
+		var rec struct{ Stderr *string }
+		if err := dec.Decode(&rec); err != nil {
+			break
+		}
+		if rec.Stderr != nil {
+			got = append(got, *rec.Stderr)
+		}
+	}
+	want := []string{"one", strings.Repeat("x", 16<<10), strings.Repeat("x", 20000-16<<10), "two"}
+	if !slices.Equal(got, want) {
+		t.Errorf("stderr records = %.30q, want %.30q", got, want)
 	}
 }
 
