@@ -325,30 +325,24 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		return probeResult{verdict: v, version: ver}, "", nil
 	}
 	defer resp.Close()
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return pr, "", ctx.Err()
-			}
-			// 202 or a stream without an answer: no modern server does
-			// that to a request.
-			return probeResult{verdict: verdictLegacy}, "", nil
+	r, err := awaitResponse(resp, id, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return pr, "", ctx.Err()
 		}
-		var r wire.Message
-		if wire.Parse(msg, &r) != nil || r.Kind != wire.KindResponse || string(r.IDBytes()) != string(id) {
-			continue
-		}
-		v, ver := classifyDiscover(&r)
-		pr = probeResult{verdict: v, version: ver}
-		if v == verdictModern && r.Result.Present() {
-			pr.result = clone(msg)
-		}
-		if v == verdictModern && ver != version && !r.Result.Present() {
-			return pr, ver, nil
-		}
-		return pr, "", nil
+		// 202 or a stream without an answer: no modern server does that
+		// to a request.
+		return probeResult{verdict: verdictLegacy}, "", nil
 	}
+	v, ver := classifyDiscover(r)
+	pr = probeResult{verdict: v, version: ver}
+	if v == verdictModern && r.Result.Present() {
+		pr.result = clone(r.Raw)
+	}
+	if v == verdictModern && ver != version && !r.Result.Present() {
+		return pr, ver, nil
+	}
+	return pr, "", nil
 }
 
 // remoteCaps is the part of a server's capabilities the translation acts

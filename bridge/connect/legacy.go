@@ -161,21 +161,14 @@ func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error
 		return err
 	}
 	defer resp.Close()
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			return errors.New("no initialize result")
-		}
-		var r wire.Message
-		if wire.Parse(msg, &r) != nil || r.Kind != wire.KindResponse || string(r.IDBytes()) != string(id) {
-			continue // log lines and the like during the handshake
-		}
-		if r.Error.Present() {
-			return errors.New("initialize failed: " + string(r.Bytes(r.Error)))
-		}
-		s.initializeResult(&r)
-		break
+	r, err := awaitResponse(resp, id, nil)
+	if err != nil {
+		return errors.New("no initialize result")
 	}
+	if r.Error.Present() {
+		return errors.New("initialize failed: " + string(r.Bytes(r.Error)))
+	}
+	s.initializeResult(r)
 	if initialized == nil {
 		initialized = wire.Notification("notifications/initialized", nil)
 	}

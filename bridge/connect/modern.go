@@ -141,17 +141,12 @@ func (t *toolCache) refresh(ctx context.Context, b *Bridge, call *wire.Message) 
 		return false
 	}
 	defer resp.Close()
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			return false
-		}
-		var r wire.Message
-		if wire.Parse(msg, &r) == nil && r.Kind == wire.KindResponse && string(r.IDBytes()) == string(id) && r.Result.Present() {
-			t.absorb(b, &r)
-			return true
-		}
+	r, err := awaitResponse(resp, id, nil)
+	if err != nil || !r.Result.Present() {
+		return false
 	}
+	t.absorb(b, r)
+	return true
 }
 
 // relayListen keeps a 2026-07-28 subscriptions/listen stream open for the

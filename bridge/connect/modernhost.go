@@ -107,22 +107,18 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 		return err
 	}
 	b.sess.beforeInitialize(&im)
-	r, err := h.roundTrip(ctx, &im, nil)
+	rm, err := h.roundTrip(ctx, &im)
 	if err != nil {
 		if _, ok := refusal(err); ok && b.protocol() == ProtocolAuto {
 			b.forgetVerdict()
 		}
 		return fmt.Errorf("initializing a 2025 session with the remote: %w", err)
 	}
-	var rm wire.Message
-	if err := wire.Parse(r, &rm); err != nil {
-		return err
-	}
 	if rm.Error.Present() {
 		return errors.New("the remote refused initialize: " + string(rm.Bytes(rm.Error)))
 	}
-	b.sess.initializeResult(&rm)
-	h.result = r
+	b.sess.initializeResult(rm)
+	h.result = rm.Raw
 	if sp, ok := wire.Field(rm.Raw, rm.Result, "capabilities"); ok {
 		h.caps = parseRemoteCaps(rm.Bytes(sp))
 	}
@@ -140,30 +136,21 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 // roundTrip sends a request of the bridge's own to the remote and returns
 // the response to it. Anything else on the stream is handled as
 // unsolicited.
-func (h *modernHost) roundTrip(ctx context.Context, m *wire.Message, hdr http.Header) ([]byte, error) {
+func (h *modernHost) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	b := h.b
-	if hdr == nil {
-		hdr = b.headersFor(m)
-	}
-	resp, err := b.client.Post(ctx, m.Raw, hdr)
+	resp, err := b.client.Post(ctx, m.Raw, b.headersFor(m))
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Close()
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			return nil, fmt.Errorf("no answer to %s: %w", m.Method, err)
-		}
-		var r wire.Message
-		if wire.Parse(msg, &r) != nil {
-			continue
-		}
-		if r.Kind == wire.KindResponse && string(r.IDBytes()) == string(m.IDBytes()) {
-			return clone(msg), nil
-		}
-		h.fromRemote(msg)
+	r, err := awaitResponse(resp, m.IDBytes(), h.fromRemote)
+	if err != nil {
+		return nil, fmt.Errorf("no answer to %s: %w", m.Method, err)
 	}
+	// The spans stay valid on a copy that outlives resp.
+	out := *r
+	out.Raw = clone(r.Raw)
+	return &out, nil
 }
 
 // request sends method with params to the remote session and returns the
@@ -174,12 +161,11 @@ func (h *modernHost) request(ctx context.Context, method string, params []byte) 
 	if err := wire.Parse(body, &m); err != nil {
 		return err
 	}
-	r, err := h.roundTrip(ctx, &m, nil)
+	rm, err := h.roundTrip(ctx, &m)
 	if err != nil {
 		return err
 	}
-	var rm wire.Message
-	if wire.Parse(r, &rm) == nil && rm.Error.Present() {
+	if rm.Error.Present() {
 		return fmt.Errorf("%s: %s", method, rm.Bytes(rm.Error))
 	}
 	return nil

@@ -199,6 +199,26 @@ func (b *Bridge) consume(p *pending, resp *httpclient.Response, req *wire.Messag
 	}
 }
 
+// awaitResponse reads resp up to the response to the request with id, the
+// bridge's own request, and returns it, valid until resp is read on or
+// closed. Every other message goes to other; nil drops them (log lines
+// and the like around a handshake).
+func awaitResponse(resp *httpclient.Response, id []byte, other func(msg []byte)) (*wire.Message, error) {
+	for {
+		msg, err := resp.Next()
+		if err != nil {
+			return nil, err
+		}
+		var r wire.Message
+		if wire.Parse(msg, &r) == nil && r.Kind == wire.KindResponse && string(r.IDBytes()) == string(id) {
+			return &r, nil
+		}
+		if other != nil {
+			other(msg)
+		}
+	}
+}
+
 // emit writes one message from the remote to the host and reports whether
 // it was p's final response. Results the bridge learns from pass through
 // here: the negotiated version of an initialize, the tool list. Requests
