@@ -3,6 +3,7 @@ package httpclient
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -220,11 +221,6 @@ func (c *Client) Post(ctx context.Context, body []byte, h http.Header) (*Respons
 		cancel()
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		se := newStatusError(http.MethodPost, safeURL(c.Endpoint), resp) // before cancel, which would cut the body
-		cancel()
-		return nil, se
-	}
 	if sid := resp.Header.Get(headerSessionID); sid != "" {
 		if validSessionID(sid) {
 			c.SetSessionID(sid)
@@ -232,11 +228,7 @@ func (c *Client) Post(ctx context.Context, body []byte, h http.Header) (*Respons
 			c.Logger.Warn().Int("len", len(sid)).Msg("httpclient: ignoring a session id with invalid characters")
 		}
 	}
-	r, err := newResponse(ctx, cancel, http.MethodPost, resp, c.maxEventSize(), false)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return newResponse(ctx, cancel, http.MethodPost, resp, c.maxEventSize(), false)
 }
 
 // validSessionID applies 2025-11-25 transports §Session Management: "The
@@ -266,13 +258,13 @@ func (c *Client) Terminate(ctx context.Context, h http.Header) error {
 	resp, err := c.do(ctx, http.MethodDelete, func() (*http.Request, error) {
 		return c.newRequest(ctx, http.MethodDelete, nil, nil, h)
 	}, c.maxRetries())
+	var se *StatusError
+	if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusMethodNotAllowed) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	switch code := resp.StatusCode; {
-	case code >= 200 && code <= 299, code == http.StatusNotFound, code == http.StatusMethodNotAllowed:
-		discard(resp.Body)
-		return nil
-	}
-	return newStatusError(http.MethodDelete, safeURL(c.Endpoint), resp)
+	discard(resp.Body)
+	return nil
 }

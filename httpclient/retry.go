@@ -100,13 +100,14 @@ func isRetryableStatus(code int) bool {
 	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
 }
 
-// do sends the request that build creates, retrying up to retries times when
-// the request cannot have reached the server (a dial or DNS error) or the
-// server answered 429/503. build is called once per attempt so that each
-// attempt gets a fresh body. Anything else (a timeout or a reset after the
-// request was written, any other status) is returned as is: a tools/call must
-// never run twice. After the last attempt the last error is returned, a
-// *StatusError for 429/503; if ctx ends first, ctx.Err().
+// do sends the request that build creates and returns a 2xx response; any
+// other status is a *StatusError, its body read while ctx still lives. It
+// retries up to retries times when the request cannot have reached the
+// server (a dial or DNS error) or the server answered 429/503. build is
+// called once per attempt so that each attempt gets a fresh body. Anything
+// else (a timeout or a reset after the request was written, any other
+// status) is returned as is: a tools/call must never run twice. After the
+// last attempt the last error is returned; if ctx ends first, ctx.Err().
 func (c *Client) do(ctx context.Context, method string, build func() (*http.Request, error), retries int) (*http.Response, error) {
 	wait := c.maxRetryWait()
 	hb := &hintedBackOff{
@@ -118,12 +119,12 @@ func (c *Client) do(ctx context.Context, method string, build func() (*http.Requ
 	}
 	b := backoff.WithContext(backoff.WithMaxRetries(hb, uint64(max(0, retries))), ctx)
 	hc := c.httpClient()
-	endpoint := safeURL(c.Endpoint)
 
+	// safeURL parses the endpoint: only errors and logs need it.
 	op := func() (*http.Response, error) {
 		req, err := build()
 		if err != nil {
-			return nil, backoff.Permanent(fmt.Errorf("httpclient: %s %s: %w", method, endpoint, err))
+			return nil, backoff.Permanent(fmt.Errorf("httpclient: %s %s: %w", method, safeURL(c.Endpoint), err))
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -135,23 +136,26 @@ func (c *Client) do(ctx context.Context, method string, build func() (*http.Requ
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			err = fmt.Errorf("httpclient: %s %s: %w", method, endpoint, err)
+			err = fmt.Errorf("httpclient: %s %s: %w", method, safeURL(c.Endpoint), err)
 			if isDialError(err) {
 				return nil, err
 			}
 			return nil, backoff.Permanent(err)
 		}
-		if isRetryableStatus(resp.StatusCode) {
-			se := newStatusError(method, endpoint, resp)
-			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-				hb.setHint(d)
-			}
-			return nil, se
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			return resp, nil
 		}
-		return resp, nil
+		se := newStatusError(method, safeURL(c.Endpoint), resp)
+		if !isRetryableStatus(resp.StatusCode) {
+			return nil, backoff.Permanent(se)
+		}
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			hb.setHint(d)
+		}
+		return nil, se
 	}
 	notify := func(err error, d time.Duration) {
-		ev := c.Logger.Debug().Str("method", method).Str("url", endpoint).Dur("wait", d)
+		ev := c.Logger.Debug().Str("method", method).Str("url", safeURL(c.Endpoint)).Dur("wait", d)
 		var se *StatusError
 		if errors.As(err, &se) {
 			ev = ev.Int("status", se.StatusCode)

@@ -32,17 +32,11 @@ func (c *Client) openStream(ctx context.Context, lastEventID string, h http.Head
 	}, retries)
 	if err != nil {
 		cancel()
+		var se *StatusError
+		if errors.As(err, &se) && se.StatusCode == http.StatusMethodNotAllowed {
+			return nil, ErrNoStream
+		}
 		return nil, err
-	}
-	switch code := resp.StatusCode; {
-	case code == http.StatusMethodNotAllowed:
-		discard(resp.Body)
-		cancel()
-		return nil, ErrNoStream
-	case code < 200 || code > 299:
-		se := newStatusError(http.MethodGet, safeURL(c.Endpoint), resp) // before cancel, which would cut the body
-		cancel()
-		return nil, se
 	}
 	r, err := newResponse(ctx, cancel, http.MethodGet, resp, c.maxEventSize(), true)
 	if err != nil {
