@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -69,44 +70,48 @@ func (h *legacyHost) stopListenLocked() {
 func (h *legacyHost) filter() []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var f []byte
-	add := func(k string) {
-		if len(f) > 0 {
-			f = append(f, ',')
-		}
-		f = append(f, `"`+k+`":true`...)
-	}
-	if h.caps.toolsListChanged {
-		add("toolsListChanged")
-	}
-	if h.caps.promptsListChanged {
-		add("promptsListChanged")
-	}
-	if h.caps.resourcesListChanged {
-		add("resourcesListChanged")
-	}
-	if len(h.subs) > 0 {
-		uris := make([]string, 0, len(h.subs))
-		for u := range h.subs {
-			uris = append(uris, u)
-		}
-		slices.Sort(uris)
-		if len(f) > 0 {
-			f = append(f, ',')
-		}
-		f = append(f, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				f = append(f, ',')
-			}
-			f = wire.AppendString(f, u)
-		}
-		f = append(f, ']')
-	}
-	if f == nil {
+	c := h.caps
+	if !c.toolsListChanged && !c.promptsListChanged && !c.resourcesListChanged && len(h.subs) == 0 {
 		return nil
 	}
-	return append(append([]byte{'{'}, f...), '}')
+	return appendNotifications(nil, c.toolsListChanged, c.promptsListChanged, c.resourcesListChanged, slices.Sorted(maps.Keys(h.subs)))
+}
+
+// appendNotifications appends the notifications object of
+// subscriptions/listen, a filter or its acknowledgement: the list_changed
+// kinds that are on, then the resource URIs.
+func appendNotifications(dst []byte, tools, prompts, resources bool, uris []string) []byte {
+	dst = append(dst, '{')
+	n := len(dst)
+	add := func(k string) {
+		if len(dst) > n {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"`+k+`":true`...)
+	}
+	if tools {
+		add("toolsListChanged")
+	}
+	if prompts {
+		add("promptsListChanged")
+	}
+	if resources {
+		add("resourcesListChanged")
+	}
+	if len(uris) > 0 {
+		if len(dst) > n {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"resourceSubscriptions":[`...)
+		for i, u := range uris {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = wire.AppendString(dst, u)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
 }
 
 // listenLoop keeps a listen stream open until ctx ends. A broken stream

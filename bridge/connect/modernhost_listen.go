@@ -122,37 +122,9 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 // ackFor builds the acknowledgement of l.
 func (h *modernHost) ackFor(l *listener, uris []string) []byte {
 	a := append([]byte(`{"_meta":{"`+wire.MetaSubscriptionID+`":`), l.id...)
-	a = append(a, `},"notifications":{`...)
-	n := len(a)
-	add := func(k string) {
-		if len(a) > n {
-			a = append(a, ',')
-		}
-		a = append(a, `"`+k+`":true`...)
-	}
-	if l.tools {
-		add("toolsListChanged")
-	}
-	if l.prompts {
-		add("promptsListChanged")
-	}
-	if l.resource {
-		add("resourcesListChanged")
-	}
-	if len(uris) > 0 {
-		if len(a) > n {
-			a = append(a, ',')
-		}
-		a = append(a, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				a = append(a, ',')
-			}
-			a = wire.AppendString(a, u)
-		}
-		a = append(a, ']')
-	}
-	a = append(a, "}}"...)
+	a = append(a, `},"notifications":`...)
+	a = appendNotifications(a, l.tools, l.prompts, l.resource, uris)
+	a = append(a, '}')
 	return wire.Notification("notifications/subscriptions/acknowledged", a)
 }
 
