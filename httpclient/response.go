@@ -56,8 +56,7 @@ type Response struct {
 	body     io.ReadCloser
 	maxEvent int
 
-	json      io.Reader              // KindJSON: the body
-	jsonLen   int64                  // its Content-Length, or -1
+	jsonLen   int64                  // KindJSON: the body's Content-Length, or -1
 	jsonFirst []byte                 // KindJSON of unknown length: the byte read to tell it from empty
 	jsonBuf   *[]byte                // pooled buffer holding the body Next returned
 	events    *sse.EventStreamReader // KindSSE: the framer
@@ -76,7 +75,6 @@ type Response struct {
 
 	mu         sync.Mutex // guards the fields below
 	lastID     string
-	hasID      bool
 	retry      time.Duration
 	hasRetry   bool
 	dispatched int // events with data or an id, for Listen's backoff reset
@@ -117,7 +115,7 @@ func newResponse(ctx context.Context, cancel context.CancelFunc, method string, 
 	}
 	if mt == mediaJSON {
 		r.Kind = KindJSON
-		r.json, r.jsonLen = resp.Body, resp.ContentLength
+		r.jsonLen = resp.ContentLength
 		if r.jsonLen < 0 {
 			// Unknown length (chunked): an empty body is a 202 in disguise.
 			var one [1]byte
@@ -179,7 +177,7 @@ func (r *Response) Next() ([]byte, error) {
 	}
 	switch r.Kind {
 	case KindJSON:
-		if r.json != nil {
+		if r.body != nil {
 			return r.nextJSON()
 		}
 	case KindSSE:
@@ -200,7 +198,7 @@ func (r *Response) nextJSON() ([]byte, error) {
 	if r.jsonLen > 0 && r.jsonLen <= int64(r.maxEvent) && int64(cap(b)) < r.jsonLen {
 		b = make([]byte, 0, r.jsonLen)
 	}
-	b, err := readAllInto(b, io.LimitReader(r.json, int64(r.maxEvent)+1-int64(len(b))))
+	b, err := readAllInto(b, io.LimitReader(r.body, int64(r.maxEvent)+1-int64(len(b))))
 	*bp = b
 	r.mu.Lock()
 	if r.closed.Load() {
@@ -276,7 +274,6 @@ func (r *Response) note(ev *sseEvent) {
 		if string(ev.id) != r.lastID { // compared without allocating
 			r.lastID = string(ev.id)
 		}
-		r.hasID = true
 	}
 	if ev.hasRetry {
 		r.retry, r.hasRetry = ev.retry, true
@@ -335,13 +332,6 @@ func (r *Response) retryState() (time.Duration, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.retry, r.hasRetry
-}
-
-// idState returns the last event id and whether any id field was seen.
-func (r *Response) idState() (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lastID, r.hasID
 }
 
 func (r *Response) dispatchedEvents() int {

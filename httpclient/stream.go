@@ -42,7 +42,7 @@ func (c *Client) openStream(ctx context.Context, lastEventID string, h http.Head
 	if err != nil {
 		return nil, err
 	}
-	r.lastID, r.hasID = lastEventID, lastEventID != ""
+	r.lastID = lastEventID
 	return r, nil
 }
 
@@ -137,7 +137,7 @@ func (c *Client) ListenReady(ctx context.Context, h http.Header, handle func(msg
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			lastID, _ = r.idState()
+			lastID = r.LastEventID()
 			if d, ok := r.retryState(); ok {
 				retry, hasRetry = d, true
 			}
