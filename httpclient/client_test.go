@@ -262,14 +262,8 @@ func TestTerminateWithoutSession(t *testing.T) {
 }
 
 func TestResponseCloseAbortsStream(t *testing.T) {
-	disconnected := make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "id: 1\ndata:\n\ndata: first\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the client's Close must end the request
-		close(disconnected)
-	})
+	// The server holds the stream open: only the client's Close ends it.
+	srv, disconnected := openSSEServer(t, "id: 1\ndata:\n\ndata: first\n\n")
 	c := newClient(t, srv.URL)
 	resp, err := c.Post(context.Background(), []byte(reqBody), nil)
 	if err != nil {
@@ -301,14 +295,7 @@ func TestResponseCloseAbortsStream(t *testing.T) {
 }
 
 func TestNextReturnsContextError(t *testing.T) {
-	released := make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: first\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(released)
-	})
+	srv, released := openSSEServer(t, "data: first\n\n")
 	c := newClient(t, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

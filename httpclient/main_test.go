@@ -63,6 +63,22 @@ func sseHandler(body string) http.HandlerFunc {
 	}
 }
 
+// openSSEServer starts a server whose one stream sends body and then stays
+// open until the client goes away; gone is closed once the server has seen
+// that.
+func openSSEServer(t testing.TB, body string) (srv *httptest.Server, gone <-chan struct{}) {
+	t.Helper()
+	disconnected := make(chan struct{})
+	srv = newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(disconnected)
+	})
+	return srv, disconnected
+}
+
 // hitLog records the requests a server received.
 type hitLog struct {
 	mu    sync.Mutex

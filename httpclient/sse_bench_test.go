@@ -121,7 +121,7 @@ func BenchmarkSSE16MiBSmallReads(b *testing.B) {
 	b.Run("fillReader", func(b *testing.B) {
 		b.SetBytes(int64(len(payload)))
 		for b.Loop() {
-			msgs, err := streamMessages(nil, &fillReader{r: src()}, 32<<20)
+			msgs, err := streamMessages(b, nil, &fillReader{r: src()}, 32<<20)
 			if err != io.EOF || len(msgs) != 1 || len(msgs[0]) != size {
 				b.Fatalf("%d messages, %v", len(msgs), err)
 			}

@@ -341,20 +341,14 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 // streamMessages reads body as the Next of an SSE Response does. Unlike
 // newResponse it does not add a fillReader; pass one as fill to use it.
-func streamMessages(body io.Reader, fill *fillReader, maxEvent int) ([]string, error) {
+func streamMessages(t testing.TB, body io.Reader, fill *fillReader, maxEvent int) ([]string, error) {
+	t.Helper()
 	if fill != nil {
 		body = fill
 	}
 	r := &Response{Kind: KindSSE, method: "GET", ctx: context.Background(), maxEvent: maxEvent,
 		events: sse.NewEventStreamReader(body, maxEvent), fill: fill}
-	var msgs []string
-	for {
-		msg, err := r.Next()
-		if err != nil {
-			return msgs, err
-		}
-		msgs = append(msgs, string(msg))
-	}
+	return readAll(t, r)
 }
 
 func FuzzSSEStream(f *testing.F) {
@@ -366,12 +360,12 @@ func FuzzSSEStream(f *testing.F) {
 		maxEvent := int(limit%4096) + 1
 		n := int(chunk%13) + 1
 		// Reference: the plain framer reading large chunks.
-		want, wantErr := streamMessages(bytes.NewReader(stream), nil, maxEvent)
+		want, wantErr := streamMessages(t, bytes.NewReader(stream), nil, maxEvent)
 		if wantErr != io.EOF && !errors.Is(wantErr, ErrEventTooLarge) {
 			t.Fatalf("unexpected error %v", wantErr)
 		}
 		// Same bytes in tiny reads through fillReader must give the same events.
-		got, err := streamMessages(nil, &fillReader{r: &chunkReader{data: stream, n: n}}, maxEvent)
+		got, err := streamMessages(t, nil, &fillReader{r: &chunkReader{data: stream, n: n}}, maxEvent)
 		if !slices.Equal(got, want) {
 			t.Fatalf("fillReader changed the events:\n got %q\nwant %q", got, want)
 		}
@@ -380,7 +374,7 @@ func FuzzSSEStream(f *testing.F) {
 		}
 		// A broken body gives the same events except a final unterminated one,
 		// and reports the break rather than a clean end.
-		broken, err := streamMessages(nil, &fillReader{r: &chunkReader{data: stream, n: n, err: io.ErrUnexpectedEOF}}, maxEvent)
+		broken, err := streamMessages(t, nil, &fillReader{r: &chunkReader{data: stream, n: n, err: io.ErrUnexpectedEOF}}, maxEvent)
 		if len(broken) > len(want) || len(want)-len(broken) > 1 || !slices.Equal(broken, want[:len(broken)]) {
 			t.Fatalf("broken body: got %q, want a prefix of %q missing at most the last", broken, want)
 		}
@@ -397,7 +391,7 @@ func FuzzSSEStream(f *testing.F) {
 
 func TestSSEStreamSeeds(t *testing.T) {
 	// Keeps the fuzz helpers honest when the fuzzer is not run.
-	msgs, err := streamMessages(nil, &fillReader{r: &chunkReader{data: []byte("data: a\n\ndata: b"), n: 1}}, 64)
+	msgs, err := streamMessages(t, nil, &fillReader{r: &chunkReader{data: []byte("data: a\n\ndata: b"), n: 1}}, 64)
 	if err != io.EOF || !slices.Equal(msgs, []string{"a", "b"}) {
 		t.Errorf("got %q, %v", msgs, err)
 	}

@@ -199,14 +199,7 @@ func TestListenReconnects(t *testing.T) {
 }
 
 func TestListenCancelMidRead(t *testing.T) {
-	disconnected := make(chan struct{})
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: hello\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(disconnected)
-	})
+	srv, disconnected := openSSEServer(t, "data: hello\n\n")
 	c := newClient(t, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
