@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -60,12 +61,7 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round i
 			return nil, fmt.Errorf("the remote needs input the host did not give (%s: capability not declared, or the host answered with an error)", strings.Join(slices.Compact(methods), ", "))
 		}
 		fields = append(fields, `"inputResponses":{`...)
-		keys := make([]string, 0, len(answers))
-		for k := range answers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
+		for i, k := range slices.Sorted(maps.Keys(answers)) {
 			if i > 0 {
 				fields = append(fields, ',')
 			}
@@ -131,12 +127,7 @@ func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]in
 			b.write(wire.Notification("notifications/cancelled", params))
 		}
 	}()
-	keys := make([]string, 0, len(reqs))
-	for k := range reqs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
 		r := reqs[k]
 		if !caps.Allows(r.Method) {
 			b.log.Warn().Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -458,13 +459,8 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	c.mu.Unlock()
 	b.setOnCancel(p, c.cancelledByHost)
 
-	keys := make([]string, 0, len(asked))
-	for k := range asked {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var again []serverReq
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(asked)) {
 		if r, ok := responses[k]; ok && len(r) > 0 {
 			h.answerRemote(asked[k], r, 0, "")
 		} else {
