@@ -159,6 +159,16 @@ func objectFields(b []byte, i int, fn func(key []byte, start, end int) error) (i
 	}
 }
 
+// memberStart returns where the object member whose value starts at
+// valueStart begins, at the opening quote of its key. objectFields hands
+// the key out raw (escapes not decoded), so it spans len(key) bytes of b;
+// only whitespace and the colon lie between it and the value.
+func memberStart(b, key []byte, valueStart int) int {
+	colon := bytes.LastIndexByte(b[:valueStart], ':')
+	keyEnd := len(bytes.TrimRight(b[:colon], " \t\r\n")) // just past the closing quote
+	return keyEnd - len(key) - 2
+}
+
 // arrayElems calls fn with the span of each element of the array at b[i].
 func arrayElems(b []byte, i int, fn func(start, end int) error) (int, error) {
 	i = skipSpace(b, i)

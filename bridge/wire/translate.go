@@ -55,51 +55,48 @@ func WithResultFields(m *Message, fields []byte) []byte {
 
 // WithoutFields returns the object at obj without the listed top-level keys
 // (a legacy peer does not know 2026-07-28's resultType, ttlMs, ...). It
-// returns raw itself when none of them is present.
+// returns raw itself when none of them is present (or the object cannot be
+// walked). The members that stay are not copied twice: the dropped ones are
+// cut out with one Splice, which matters when the object is a result of
+// several MiB.
 func WithoutFields(raw []byte, obj Span, keys ...string) []byte {
 	if !obj.Present() || raw[obj.Start] != '{' {
 		return raw
 	}
-	type member struct{ keyStart, valEnd int }
-	var drop []Edit
-	var members []member
-	objectFields(raw, obj.Start, func(key []byte, s, e int) error {
-		// The key starts at the quote before it: search back from the value.
-		k := bytes.LastIndex(raw[:s], append(append([]byte{'"'}, key...), '"'))
-		members = append(members, member{k, e})
-		for _, want := range keys {
-			if string(key) == want {
-				drop = append(drop, Edit{Span: Span{k, e}})
+	// A run of dropped members goes with the separator after it, up to the
+	// next kept member; a run at the end goes with the separator before it.
+	var edits []Edit
+	keptEnd := obj.Start + 1 // just past the last kept member, or past '{'
+	runStart, lastEnd := -1, 0
+	_, err := objectFields(raw, obj.Start, func(key []byte, s, e int) error {
+		drop := false
+		for _, k := range keys {
+			if string(key) == k {
+				drop = true
+				break
 			}
 		}
+		start := memberStart(raw, key, s)
+		switch {
+		case drop && runStart < 0:
+			runStart = start
+		case !drop && runStart >= 0:
+			edits = append(edits, Edit{Span: Span{runStart, start}})
+			runStart = -1
+		}
+		if !drop {
+			keptEnd = e
+		}
+		lastEnd = e
 		return nil
 	})
-	if len(drop) == 0 {
+	if runStart >= 0 {
+		edits = append(edits, Edit{Span: Span{keptEnd, lastEnd}})
+	}
+	if err != nil || len(edits) == 0 {
 		return raw
 	}
-	// Rebuild the object from the members that stay: simpler than fixing up
-	// commas around the holes.
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	for _, mb := range members {
-		skip := false
-		for _, d := range drop {
-			if d.Span.Start == mb.keyStart {
-				skip = true
-			}
-		}
-		if skip {
-			continue
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.Write(raw[mb.keyStart:mb.valEnd])
-	}
-	b.WriteByte('}')
-	return Splice(raw, Edit{Span: obj, Value: b.Bytes()})
+	return Splice(raw, edits...)
 }
 
 // ResultType returns result.resultType of a response ("" when absent:

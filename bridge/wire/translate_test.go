@@ -27,6 +27,14 @@ func TestTranslateEdits(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
 		{"drop fields", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":0, "cacheScope":"public"}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "resultType", "ttlMs", "cacheScope") },
 			`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		{"drop a middle field", `{"jsonrpc":"2.0","id":1,"result":{"a":1, "ttlMs":0 ,"b":{"ttlMs":2}}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "ttlMs") },
+			`{"jsonrpc":"2.0","id":1,"result":{"a":1, "b":{"ttlMs":2}}}`},
+		{"drop every field", `{"jsonrpc":"2.0","id":1,"result":{ "ttlMs":0,"resultType":"complete" }}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "resultType", "ttlMs") },
+			`{"jsonrpc":"2.0","id":1,"result":{ }}`},
+		{"drop an escaped key", `{"jsonrpc":"2.0","id":1,"result":{"a\"b" : 1,"c":2}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, `a\"b`) },
+			`{"jsonrpc":"2.0","id":1,"result":{"c":2}}`},
+		{"drop nothing", `{"jsonrpc":"2.0","id":1,"result":{"a":1}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "b") },
+			`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`},
 	}
 	for _, tt := range tests {
 		var m Message

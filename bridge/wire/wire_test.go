@@ -223,6 +223,12 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("id %s, encoding/json says %s", m.IDBytes(), env.ID)
 			}
 		}
+		// Dropping members keeps a valid object valid.
+		if json.Valid(in) && m.Params.Present() {
+			if out := WithoutFields(in, m.Params, "name", "_meta", "progressToken"); !json.Valid(out) {
+				t.Fatalf("WithoutFields made %s of %s", out, in)
+			}
+		}
 		out := Splice(in, Edit{m.ID, []byte("1")})
 		if m.ID.Present() {
 			var m2 Message
@@ -295,5 +301,21 @@ func BenchmarkRemapID(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = Splice(raw, Edit{Span: m.ID, Value: orig})
+	}
+}
+
+// BenchmarkStripLargeResult is the per-response work of a legacy host in
+// front of a 2026-07-28 server: drop the era's result fields from a large
+// tool result.
+func BenchmarkStripLargeResult(b *testing.B) {
+	raw := []byte(`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[{"type":"text","text":"` + strings.Repeat("abcdefgh", 1<<17) + `"}],"ttlMs":0}}`)
+	var m Message
+	if err := Parse(raw, &m); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		_ = WithoutFields(raw, m.Result, "resultType", "ttlMs", "cacheScope")
 	}
 }
