@@ -40,6 +40,17 @@ func (s *legacySession) negotiated() string {
 	return s.version
 }
 
+// header returns the headers a request in the session carries after
+// initialize: MCP-Protocol-Version with the negotiated version (2025-06-18+
+// transports), once there is one.
+func (s *legacySession) header() http.Header {
+	h := http.Header{}
+	if v := s.negotiated(); v != "" {
+		h.Set(wire.HeaderProtocolVersion, v)
+	}
+	return h
+}
+
 func (s *legacySession) beforeInitialize(m *wire.Message) {
 	s.mu.Lock()
 	s.initMsg = clone(m.Raw)
@@ -92,12 +103,8 @@ func (s *legacySession) startGet() <-chan struct{} {
 	ctx, cancel := context.WithCancel(b.streamCtx)
 	done := make(chan struct{})
 	s.getCancel, s.getDone = cancel, done
-	version := s.version
 	s.mu.Unlock()
-	hdr := http.Header{}
-	if version != "" {
-		hdr.Set(wire.HeaderProtocolVersion, version)
-	}
+	hdr := s.header()
 	b.streams.Go(func() {
 		defer close(done)
 		err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
@@ -172,11 +179,7 @@ func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error
 	if initialized == nil {
 		initialized = wire.Notification("notifications/initialized", nil)
 	}
-	hdr := http.Header{}
-	if v := s.negotiated(); v != "" {
-		hdr.Set(wire.HeaderProtocolVersion, v)
-	}
-	nresp, err := b.client.Post(ctx, initialized, hdr)
+	nresp, err := b.client.Post(ctx, initialized, s.header())
 	if err != nil {
 		return err
 	}
@@ -195,11 +198,7 @@ func (s *legacySession) terminate() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	hdr := http.Header{}
-	if v := s.negotiated(); v != "" {
-		hdr.Set(wire.HeaderProtocolVersion, v)
-	}
-	if err := s.b.client.Terminate(ctx, hdr); err != nil {
+	if err := s.b.client.Terminate(ctx, s.header()); err != nil {
 		s.b.log.Debug().Err(err).Msg("DELETE of the remote session")
 	}
 }

@@ -16,15 +16,13 @@ import (
 
 // headersFor derives the HTTP headers a message needs from its body.
 func (b *Bridge) headersFor(m *wire.Message) http.Header {
-	h := http.Header{}
 	if !m.IsModern() {
-		// 2025-06-18+ transports: MCP-Protocol-Version on every request
-		// after initialize, with the negotiated version.
-		if v := b.sess.negotiated(); v != "" && m.Method != "initialize" {
-			h.Set(wire.HeaderProtocolVersion, v)
+		if m.Method == "initialize" {
+			return http.Header{}
 		}
-		return h
+		return b.sess.header()
 	}
+	h := http.Header{}
 	// 2026-07-28 streamable-http §Request metadata: MCP-Protocol-Version
 	// mirrors _meta, Mcp-Method the method, Mcp-Name the name or uri.
 	h.Set(wire.HeaderProtocolVersion, m.ProtocolVersion)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -122,12 +121,8 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	if sp, ok := wire.Field(rm.Raw, rm.Result, "capabilities"); ok {
 		h.caps = parseRemoteCaps(rm.Bytes(sp))
 	}
-	hdr := http.Header{}
-	if v := b.sess.negotiated(); v != "" {
-		hdr.Set(wire.HeaderProtocolVersion, v)
-	}
 	notif := wire.Notification("notifications/initialized", nil)
-	b.post(ctx, notif, hdr, "notifications/initialized")
+	b.post(ctx, notif, b.sess.header(), "notifications/initialized")
 	b.sess.onInitialized(notif)
 	h.ready = true
 	return nil
