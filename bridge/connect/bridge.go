@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -235,6 +236,21 @@ func waitTimeout(ctx context.Context, wg *sync.WaitGroup, d time.Duration) bool 
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// requestCtx bounds one host request by Config.RequestTimeout, if set.
+func (b *Bridge) requestCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if b.cfg.RequestTimeout > 0 {
+		return context.WithTimeout(ctx, b.cfg.RequestTimeout)
+	}
+	return ctx, func() {}
+}
+
+// listenBackoff paces the re-establishment of a broken
+// subscriptions/listen stream: quick at first, never giving up.
+func listenBackoff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond),
+		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
 }
 
 // sleepCtx waits d, or until ctx ends (false).

@@ -248,11 +248,8 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	if b.cfg.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := b.requestCtx(ctx)
+	defer cancel()
 	first, err := h.envelope(m)
 	if err != nil {
 		b.answerError(p, err)

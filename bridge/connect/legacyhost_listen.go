@@ -7,9 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"time"
-
-	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
@@ -119,8 +116,7 @@ func appendNotifications(dst []byte, tools, prompts, resources bool, uris []stri
 // a new request ID" (2026-07-28 changelog), after a growing pause.
 func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 	b := h.b
-	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond),
-		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
+	bo := listenBackoff()
 	for {
 		h.mu.Lock()
 		meta := modernMeta(h.version, h.hs.caps, h.hs.info, "")

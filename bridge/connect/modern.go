@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
-
-	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -153,8 +150,7 @@ func (t *toolCache) refresh(ctx context.Context, b *Bridge, call *wire.Message) 
 // re-issues it under an id of its own and maps the subscription id back:
 // the host keeps seeing its own id on every notification.
 func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
-	bo := backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond),
-		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
+	bo := listenBackoff()
 	// The stream lives until the host cancels it or leaves.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

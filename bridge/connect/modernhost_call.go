@@ -78,11 +78,8 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	if b.cfg.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancelTimeout := b.requestCtx(ctx)
+	defer cancelTimeout()
 	h.applyLogLevel(ctx, m)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

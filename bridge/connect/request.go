@@ -39,11 +39,8 @@ func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
 		b.relayListen(ctx, p, m)
 		return
 	}
-	if b.cfg.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.cfg.RequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := b.requestCtx(ctx)
+	defer cancel()
 	if m.Method == "initialize" {
 		b.sess.beforeInitialize(m)
 	}
