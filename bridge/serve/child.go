@@ -282,10 +282,12 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 				}
 			}
 		}
-		out = wire.SpliceTo(getBuf(len(m.Raw)), m.Raw, edits...)
-		if cl.complete && m.Result.Present() && m.ResultType() == "" {
-			out = withCompleteResult(out, cl.method)
+		if cl.complete {
+			if e, ok := wire.CompleteResultEdit(m, cl.method); ok {
+				edits = append(edits, e)
+			}
 		}
+		out = wire.SpliceTo(getBuf(len(m.Raw)), m.Raw, edits...)
 	case m.Method == "notifications/progress":
 		if token == nil {
 			return
@@ -384,30 +386,6 @@ func (c *childConn) onNotification(m *wire.Message) {
 		}
 	}
 	c.owner.unrouted(c, m)
-}
-
-// cacheable lists the methods whose complete results carry caching hints
-// (2026-07-28 caching: "Servers MUST include caching hints").
-var cacheable = map[string]bool{
-	"server/discover": true, "tools/list": true, "prompts/list": true, "resources/list": true,
-	"resources/templates/list": true, "resources/read": true,
-}
-
-// withCompleteResult adds what a 2026-07-28 client requires of a result
-// that a legacy child produced: resultType, and on cacheable results the
-// caching hints (private and zero: the bridge cannot know better).
-func withCompleteResult(msg []byte, method string) []byte {
-	var m wire.Message
-	if wire.Parse(msg, &m) != nil {
-		return msg
-	}
-	fields := `"resultType":"complete"`
-	if cacheable[method] {
-		if _, ok := wire.Field(m.Raw, m.Result, "ttlMs"); !ok {
-			fields += `,"ttlMs":0,"cacheScope":"private"`
-		}
-	}
-	return wire.WithResultFields(&m, []byte(fields))
 }
 
 // soleCall returns the only call in flight that matches, or nil.

@@ -9,13 +9,73 @@ import (
 // separated by commas — added at the start of the object at obj. The caller
 // makes sure the keys are not already there.
 func InsertFields(raw []byte, obj Span, fields []byte) []byte {
+	return Splice(raw, insertEdit(raw, obj, fields))
+}
+
+// insertEdit is the Edit of InsertFields, for callers that splice it
+// together with other edits.
+func insertEdit(raw []byte, obj Span, fields []byte) Edit {
 	inner := bytes.TrimSpace(raw[obj.Start+1 : obj.End-1])
 	v := make([]byte, 0, len(fields)+2)
 	v = append(append(v, '{'), fields...)
 	if len(inner) > 0 {
 		v = append(v, ',')
 	}
-	return Splice(raw, Edit{Span: Span{obj.Start, obj.Start + 1}, Value: v})
+	return Edit{Span: Span{obj.Start, obj.Start + 1}, Value: v}
+}
+
+// cacheable lists the methods whose complete results carry caching hints
+// (2026-07-28 caching: "Servers MUST include caching hints").
+var cacheable = map[string]bool{
+	"server/discover": true, "tools/list": true, "prompts/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true,
+}
+
+// CompleteResultEdit returns the Edit that gives a handshake-era response
+// to method what a 2026-07-28 result must carry: resultType "complete"
+// ("result MUST include resultType") and, for cacheable methods, the
+// caching hints, ttlMs 0 and cacheScope "private" (a legacy server says
+// nothing about freshness, and its answer may depend on who asked). Each
+// field is added only where absent; ok is false when none is missing or
+// the response has no result object. Callers splice it together with
+// their own edits (the id), so a large result is copied once.
+func CompleteResultEdit(m *Message, method string) (e Edit, ok bool) {
+	if !m.Result.Present() || m.Raw[m.Result.Start] != '{' {
+		return Edit{}, false
+	}
+	want := [...]struct{ key, field string }{
+		{"resultType", `"resultType":"complete"`},
+		{"ttlMs", `"ttlMs":0`},
+		{"cacheScope", `"cacheScope":"private"`},
+	}
+	n := 1
+	if cacheable[method] {
+		n = len(want)
+	}
+	var has [len(want)]bool
+	if _, err := objectFields(m.Raw, m.Result.Start, func(key []byte, _, _ int) error {
+		for i := range n {
+			if string(key) == want[i].key {
+				has[i] = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return Edit{}, false
+	}
+	var fields []byte
+	for i := range n {
+		if !has[i] {
+			if len(fields) > 0 {
+				fields = append(fields, ',')
+			}
+			fields = append(fields, want[i].field...)
+		}
+	}
+	if fields == nil {
+		return Edit{}, false
+	}
+	return insertEdit(m.Raw, m.Result, fields), true
 }
 
 // WithParamsFields returns m's message with fields added to params,

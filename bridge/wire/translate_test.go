@@ -6,6 +6,14 @@ import (
 )
 
 func TestTranslateEdits(t *testing.T) {
+	complete := func(method string) func(m *Message) []byte {
+		return func(m *Message) []byte {
+			if e, ok := CompleteResultEdit(m, method); ok {
+				return Splice(m.Raw, e)
+			}
+			return m.Raw
+		}
+	}
 	meta := []byte(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`)
 	tests := []struct {
 		name string
@@ -27,6 +35,16 @@ func TestTranslateEdits(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
 		{"drop fields", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":0, "cacheScope":"public"}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "resultType", "ttlMs", "cacheScope") },
 			`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		{"complete a cacheable result", `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, complete("tools/list"),
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[]}}`},
+		{"complete an empty result", `{"jsonrpc":"2.0","id":1,"result":{}}`, complete("tools/call"),
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}`},
+		{"complete only what is missing", `{"jsonrpc":"2.0","id":1,"result":{"ttlMs":5,"contents":[]}}`, complete("resources/read"),
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","cacheScope":"private","ttlMs":5,"contents":[]}}`},
+		{"complete a complete result", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`, complete("tools/call"),
+			`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`},
+		{"complete an error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`, complete("tools/list"),
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}`},
 		{"drop a middle field", `{"jsonrpc":"2.0","id":1,"result":{"a":1, "ttlMs":0 ,"b":{"ttlMs":2}}}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "ttlMs") },
 			`{"jsonrpc":"2.0","id":1,"result":{"a":1, "b":{"ttlMs":2}}}`},
 		{"drop every field", `{"jsonrpc":"2.0","id":1,"result":{ "ttlMs":0,"resultType":"complete" }}`, func(m *Message) []byte { return WithoutFields(m.Raw, m.Result, "resultType", "ttlMs") },
