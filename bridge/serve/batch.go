@@ -9,9 +9,9 @@ import (
 // serveBatch handles a JSON array body. Batches exist only in 2025-03-26
 // (transports §Sending messages: "an array of one or more requests and/or
 // notifications" or of responses); 2025-06-18 removed them, and 2026-07-28
-// never had them, so any other session gets 400.
+// never had them, so any other session gets 400. body starts at its '['.
 func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	elems, err := wire.Elements(body, wire.Span{Start: skipWS(body), End: len(body)})
+	elems, err := wire.Elements(body, wire.Span{Start: 0, End: len(body)})
 	if err != nil || len(elems) == 0 {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil)
 		return
@@ -83,12 +83,4 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	if pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.killed) != pumpComplete {
 		sk.close()
 	}
-}
-
-func skipWS(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }

@@ -209,9 +209,9 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		json.Compact(&buf, body)
 		body = buf.Bytes()
 	}
-	trimmed := strings.TrimLeft(string(body[:min(len(body), 64)]), " \t")
-	if strings.HasPrefix(trimmed, "[") {
-		h.sessions.serveBatch(w, r, body)
+	// Only spaces and tabs can lead: the body has no newlines any more.
+	if b := bytes.TrimLeft(body, " \t"); len(b) > 0 && b[0] == '[' {
+		h.sessions.serveBatch(w, r, b)
 		return
 	}
 	var m wire.Message

@@ -187,7 +187,7 @@ func TestBatches(t *testing.T) {
 	}
 	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`
 	sid := open("2025-03-26")
-	resp, body := rawPost(t, b.URL, batch, map[string]string{"Mcp-Session-Id": sid})
+	resp, body := rawPost(t, b.URL, " \t"+batch, map[string]string{"Mcp-Session-Id": sid}) // leading whitespace is still a batch
 	if resp.StatusCode != 200 {
 		t.Fatalf("2025-03-26 batch: %d %s", resp.StatusCode, body)
 	}
