@@ -49,11 +49,8 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
 			"that launch MCP servers as subprocesses. Logs go to stderr.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if err := applyEnv(fs, "bearer-token"); err != nil {
 		return err
@@ -70,11 +67,9 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	proto := connect.Protocol(f.protocol)
-	switch proto {
-	case connect.ProtocolAuto, connect.ProtocolModern, connect.ProtocolLegacy:
-	default:
-		return usagef("--protocol %q: want auto, modern or legacy", f.protocol)
+	proto, err := oneOf("--protocol", connect.Protocol(f.protocol), connect.ProtocolAuto, connect.ProtocolModern, connect.ProtocolLegacy)
+	if err != nil {
+		return err
 	}
 	hdr, err := parseHeaders(f.headers, os.LookupEnv)
 	if err != nil {
@@ -83,17 +78,13 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if f.bearer != "" {
 		hdr.Set("Authorization", "Bearer "+f.bearer)
 	}
-	retries := f.retries
-	if retries == 0 {
-		retries = -1
-	}
 	b, err := connect.New(connect.Config{
 		URL:             u.String(),
 		Header:          hdr,
 		Protocol:        proto,
 		RequestTimeout:  f.timeout,
 		MaxMessageSize:  int(f.maxMessage),
-		MaxRetries:      retries,
+		MaxRetries:      offIfZero(f.retries),
 		MaxRetryWait:    f.retryWait,
 		ShutdownTimeout: f.shutdown,
 		Logger:          log,

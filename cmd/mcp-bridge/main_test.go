@@ -118,7 +118,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve"}, exitUsage, "missing the MCP server command"},
 		{[]string{"serve", "--listen", "0.0.0.0:0", "--", "true"}, exitUsage, "set --auth-token"},
 		{[]string{"serve", "--listen", ":0", "--", "true"}, exitUsage, "reachable from other machines"},
-		{[]string{"serve", "--session-mode", "weird", "--", "true"}, exitUsage, "--session-mode"},
+		{[]string{"serve", "--session-mode", "weird", "--", "true"}, exitUsage, `--session-mode "weird": want auto, per-session or shared`},
+		{[]string{"serve", "--child-protocol", "new", "--", "true"}, exitUsage, `--child-protocol "new": want auto, modern or legacy`},
+		{[]string{"serve", "--help"}, exitOK, "Usage: mcp-bridge serve"},
+		{[]string{"serve", "--no-such-flag", "--", "true"}, exitUsage, "unknown flag"},
 		{[]string{"serve", "--max-body", "lots", "--", "true"}, exitUsage, "invalid size"},
 		{[]string{"serve", "--", "/nonexistent/server"}, exitFailure, "MCP server command"},
 		{[]string{"serve", "--log-level", "loud", "--", "true"}, exitUsage, "--log-level"},
@@ -126,7 +129,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"connect", "ftp://example.com"}, exitUsage, "not an http(s) URL"},
 		{[]string{"connect", "-H", "NoColon", "http://127.0.0.1:1/mcp"}, exitUsage, `want "Name: value"`},
 		{[]string{"connect", "-H", "X-Key: ${MCP_BRIDGE_TEST_UNSET_VAR}", "http://127.0.0.1:1/mcp"}, exitUsage, "MCP_BRIDGE_TEST_UNSET_VAR is not set"},
-		{[]string{"connect", "--protocol", "new", "http://127.0.0.1:1/mcp"}, exitUsage, "--protocol"},
+		{[]string{"connect", "--protocol", "new", "http://127.0.0.1:1/mcp"}, exitUsage, `--protocol "new": want auto, modern or legacy`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runCLI(tt.args...)

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -82,6 +84,38 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "mcp-bridge: %v\n", err)
 		return exitFailure
 	}
+}
+
+// parseFlags parses args into fs; --help passes through as pflag.ErrHelp
+// (exit 0), any other failure is a usage error.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
+		return err
+	}
+	return usageError{err}
+}
+
+// oneOf checks the value of an enumerated flag.
+func oneOf[T ~string](flag string, v T, choices ...T) (T, error) {
+	if slices.Contains(choices, v) {
+		return v, nil
+	}
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
+	last := len(names) - 1
+	return v, usagef("%s %q: want %s or %s", flag, string(v), strings.Join(names[:last], ", "), names[last])
+}
+
+// offIfZero maps the CLI's "0 disables" onto the bridge configs, where zero
+// selects the default and a negative value disables.
+func offIfZero[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // applyEnv lets MCP_BRIDGE_<FLAG> supply a flag the command line left unset

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	stdlog "log"
@@ -61,11 +60,8 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serveFlags
 	fs := serveFlagSet(&f, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if err := applyEnv(fs, "auth-token"); err != nil {
 		return err
@@ -79,17 +75,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mode := serve.SessionMode(f.sessionMode)
-	switch mode {
-	case serve.SessionAuto, serve.SessionPerSession, serve.SessionShared:
-	default:
-		return usagef("--session-mode %q: want auto, per-session or shared", f.sessionMode)
+	mode, err := oneOf("--session-mode", serve.SessionMode(f.sessionMode), serve.SessionAuto, serve.SessionPerSession, serve.SessionShared)
+	if err != nil {
+		return err
 	}
-	childProto := serve.ChildProtocol(f.childProto)
-	switch childProto {
-	case serve.ChildAuto, serve.ChildModern, serve.ChildLegacy:
-	default:
-		return usagef("--child-protocol %q: want auto, modern or legacy", f.childProto)
+	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
+	if err != nil {
+		return err
 	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
@@ -105,14 +97,6 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if !loopback && f.authToken == "" && !f.allowUnauth {
 		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
 	}
-	idle := f.idle
-	if idle == 0 {
-		idle = -1
-	}
-	keepalive := f.keepalive
-	if keepalive == 0 {
-		keepalive = -1
-	}
 	h, err := serve.New(serve.Config{
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(path, child[1:]...)
@@ -127,8 +111,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ChildProtocol:      childProto,
 		MaxBody:            int64(f.maxBody),
 		MaxMessageSize:     int(f.maxMessage),
-		Keepalive:          keepalive,
-		SessionIdleTimeout: idle,
+		Keepalive:          offIfZero(f.keepalive),
+		SessionIdleTimeout: offIfZero(f.idle),
 		MaxSessions:        f.maxSessions,
 		Logger:             log,
 	})
