@@ -158,9 +158,12 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 	return b.String(), nil
 }
 
+// safeURL renders u for the log: user info, query and fragment may carry
+// a credential (httpclient drops them from its errors for the same reason).
 func safeURL(u *url.URL) string {
 	c := *u
 	c.User = nil
-	c.RawQuery = ""
+	c.RawQuery, c.ForceQuery = "", false
+	c.Fragment, c.RawFragment = "", ""
 	return c.String()
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,16 @@ func TestExpandHeaders(t *testing.T) {
 	}
 	if _, err := parseHeaders([]string{"X: ${TOKEN"}, lookup); err == nil {
 		t.Error("unterminated ${ accepted")
+	}
+}
+
+func TestSafeURL(t *testing.T) {
+	u, err := url.Parse("https://user:pw@example.com:8443/mcp/x?api_key=k1#token=k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := safeURL(u), "https://example.com:8443/mcp/x"; got != want {
+		t.Errorf("safeURL = %q, want %q", got, want)
 	}
 }
 
