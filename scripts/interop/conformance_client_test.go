@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -207,14 +205,8 @@ func runClientScenario(art, bridgeLogs, driver, via, name string) *clientRun {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, env.node22,
-		filepath.Join(env.nodeModules, "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		"client", "--command", env.node+" "+driver+" --via "+via, "--scenario", name, "--timeout", "30000", "-o", out)
-	cmd.Dir = env.interopDir
+	cmd := conformanceCommand(ctx, "client", "--command", env.node+" "+driver+" --via "+via, "--scenario", name, "--timeout", "30000", "-o", out)
 	cmd.Env = append(os.Environ(), "MCP_INTEROP_BRIDGE="+env.bridge, "MCP_INTEROP_BRIDGE_LOG_DIR="+bridgeLogs)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	t0 := time.Now()
 	b, _ := cmd.CombinedOutput()
 	r.Seconds = time.Since(t0).Seconds()
@@ -224,7 +216,7 @@ func runClientScenario(art, bridgeLogs, driver, via, name string) *clientRun {
 		r.Exit = cmd.ProcessState.ExitCode()
 	}
 	if ctx.Err() != nil {
-		r.Output += fmt.Sprintf("\n(interop: the conformance runner did not finish within 90 s)")
+		r.Output += "\n(interop: the conformance runner did not finish within 90 s)"
 	}
 	if m := clientPassedRE.FindStringSubmatch(r.Output); m != nil {
 		r.Success, _ = strconv.Atoi(m[1])

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -187,13 +186,7 @@ func runConformance(t *testing.T, label, url string) *confRun {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, env.node22,
-		filepath.Join(env.nodeModules, "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		"server", "--url", url, "--suite", conformanceSuite, "-o", out)
-	cmd.Dir = env.interopDir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := conformanceCommand(ctx, "server", "--url", url, "--suite", conformanceSuite, "-o", out)
 	logPath := filepath.Join(out, "output.txt")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -217,6 +210,12 @@ func runConformance(t *testing.T, label, url string) *confRun {
 	t.Logf("conformance against %s (%s): %d scenarios, %d checks ok, %d checks failed, exit %d, %.1fs; output in %s",
 		label, url, len(run.Order), run.Passed, run.Failed, run.Exit, run.Seconds, out)
 	return run
+}
+
+// conformanceCommand runs the conformance suite's CLI with Node 22.
+func conformanceCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cli := filepath.Join(env.nodeModules, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	return groupCommand(ctx, env.node22, append([]string{cli}, args...)...)
 }
 
 var (

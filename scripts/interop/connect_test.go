@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,11 +112,7 @@ func checkProgress(t *testing.T, p progressStep, calls, steps int) {
 	}
 	results := p.Calls
 	if calls == 1 {
-		results = append(results, struct {
-			OnProgress int            `json:"onprogress"`
-			Events     progressEvents `json:"events"`
-			Text       string         `json:"text"`
-		}{p.OnProgress, p.Events, p.Text})
+		results = append(results, p.progressCall)
 	}
 	if len(results) != calls {
 		t.Fatalf("progress: %d call results, want %d", len(results), calls)
@@ -169,7 +166,7 @@ func TestConnectTSv1ClientToServerEverything(t *testing.T) {
 	}
 	list := step[listStep](t, r.driverResult, "listTools")
 	for _, name := range []string{"echo", "trigger-long-running-operation", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} {
-		if !contains(list.Names, name) {
+		if !slices.Contains(list.Names, name) {
 			t.Errorf("tools/list lacks %q: the host's capabilities must reach server-everything (got %q)", name, list.Names)
 		}
 	}
@@ -238,7 +235,7 @@ func TestConnectTSv2ModernClient(t *testing.T) {
 		if d := step[discoverStep](t, r.driverResult, "discover"); d.ServerInfo == nil || d.ServerInfo.Name != "interop-gosdk-stateless" {
 			t.Errorf("server/discover serverInfo %+v, want interop-gosdk-stateless", d.ServerInfo)
 		}
-		if list := step[listStep](t, r.driverResult, "listTools"); !contains(list.Names, "ask_name") || !contains(list.Names, "toggle_tool") {
+		if list := step[listStep](t, r.driverResult, "listTools"); !slices.Contains(list.Names, "ask_name") || !slices.Contains(list.Names, "toggle_tool") {
 			t.Errorf("tools/list: %q", list.Names)
 		}
 		if c := step[callStep](t, r.driverResult, "call"); c.Text != "Echo: modern through connect" {
@@ -280,7 +277,7 @@ func TestConnectTSv2ModernClient(t *testing.T) {
 		if d := step[discoverStep](t, r.driverResult, "discover"); d.ServerInfo == nil || d.ServerInfo.Name != "mcp-conformance-test-server" {
 			t.Errorf("server/discover serverInfo %+v, want mcp-conformance-test-server", d.ServerInfo)
 		}
-		if list := step[listStep](t, r.driverResult, "listTools"); !contains(list.Names, "test_trigger_tool_change") {
+		if list := step[listStep](t, r.driverResult, "listTools"); !slices.Contains(list.Names, "test_trigger_tool_change") {
 			t.Errorf("tools/list: %q", list.Names)
 		}
 		if c := step[callStep](t, r.driverResult, "call"); c.Text != "This is a simple text response for testing." {
@@ -347,7 +344,7 @@ func TestConnectTSv1ClientToModernOnlyGoSDK(t *testing.T) {
 	if !strings.Contains(r.log, "legacy host on a modern remote") {
 		t.Errorf("the bridge log does not say it translated (legacy host on a modern remote)")
 	}
-	if list := step[listStep](t, r.driverResult, "listTools"); !contains(list.Names, "ask_name") || !contains(list.Names, "progress") {
+	if list := step[listStep](t, r.driverResult, "listTools"); !slices.Contains(list.Names, "ask_name") || !slices.Contains(list.Names, "progress") {
 		t.Errorf("tools/list: %q", list.Names)
 	}
 	if c := step[callStep](t, r.driverResult, "echo"); c.Text != "Echo: legacy host, modern server" {
@@ -365,7 +362,7 @@ func TestConnectTSv1ClientToModernOnlyGoSDK(t *testing.T) {
 			s.Wire.Messages["elicitation/create"], eli.HandlerCalls, eli.Text)
 	}
 	lc := step[listChangedStep](t, r.driverResult, "listChanged")
-	if lc.Received < 1 || !contains(lc.Names, "extra_tool") {
+	if lc.Received < 1 || !slices.Contains(lc.Names, "extra_tool") {
 		t.Errorf("toggle_tool (%q): %d notifications/tools/list_changed reached the host, tools now %q; want >= 1 and extra_tool",
 			lc.Text, lc.Received, lc.Names)
 	}

@@ -105,6 +105,19 @@ func startProcEnv(t *testing.T, name, logPath string, dir string, extraEnv []str
 	return p
 }
 
+// groupCommand runs a node program from scripts/interop in a process
+// group of its own: it spawns children (servers, bridges, the suite's
+// scenario servers), and when ctx ends all of them are killed, not only
+// the first.
+func groupCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = env.interopDir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
 func (p *proc) exited() bool {
 	select {
 	case <-p.done:
@@ -188,34 +201,45 @@ func startBridge(t *testing.T, o serveOpts) *bridge {
 	if n := nextBridge(t); n > 1 {
 		prefix = fmt.Sprintf("bridge%d", n) // a test's second bridge: bridge2-1.log
 	}
-	for attempt := 1; ; attempt++ {
-		port := freePort(t)
-		argv := []string{env.bridge, "serve", "--listen", "127.0.0.1:" + strconv.Itoa(port),
-			"--log-level", "debug", "--shutdown-timeout", shutdownTimeout}
+	var argv []string
+	b := &bridge{}
+	p, err := onFreePort(t, func(attempt int, addr string) (*proc, error) {
+		argv = []string{env.bridge, "serve", "--listen", addr, "--log-level", "debug", "--shutdown-timeout", shutdownTimeout}
 		argv = append(argv, o.Flags...)
 		argv = append(argv, "--")
 		argv = append(argv, o.Child...)
-		logPath := filepath.Join(art, fmt.Sprintf("%s-%d.log", prefix, attempt))
-		p := startProc(t, "mcp-bridge", logPath, dir, argv...)
-		b := &bridge{proc: p, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+		p := startProc(t, "mcp-bridge", filepath.Join(art, fmt.Sprintf("%s-%d.log", prefix, attempt)), dir, argv...)
+		b.proc, b.base = p, "http://"+addr
 		b.URL = b.base + "/mcp"
-		var err error
 		if o.NoWait {
-			err = waitPort(p, strings.TrimPrefix(b.base, "http://"))
-		} else {
-			err = b.waitReady()
+			return p, waitPort(p, addr)
 		}
-		if err == nil {
-			t.Logf("mcp-bridge serving %s (log %s): %s", b.URL, logPath, strings.Join(o.Child, " "))
-			t.Cleanup(func() { b.shutdown(t) })
-			return b
-		}
-		b.stop()
-		if strings.Contains(p.log(), "address already in use") && attempt < portAttempts {
-			t.Logf("port %d was taken meanwhile; retrying", port)
-			continue
-		}
+		return p, b.waitReady()
+	})
+	if err != nil {
 		t.Fatalf("mcp-bridge did not become ready: %v\nargv: %q\nlog:\n%s", err, argv, tail(p.log(), 60))
+	}
+	t.Logf("mcp-bridge serving %s (log %s): %s", b.URL, p.logPath, strings.Join(o.Child, " "))
+	t.Cleanup(func() { b.shutdown(t) })
+	return b
+}
+
+// onFreePort calls start with a free loopback address until it succeeds,
+// fails other than by the port having been taken meanwhile (see freePort),
+// or has tried portAttempts ports. A failed attempt's process is stopped.
+func onFreePort(t *testing.T, start func(attempt int, addr string) (*proc, error)) (*proc, error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+		p, err := start(attempt, addr)
+		if err == nil {
+			return p, nil
+		}
+		p.stop()
+		if !strings.Contains(p.log(), "address already in use") || attempt == portAttempts {
+			return p, err
+		}
+		t.Logf("%s was taken meanwhile; retrying", addr)
 	}
 }
 
@@ -274,11 +298,7 @@ func (b *bridge) shutdown(t *testing.T) {
 	} else if code := b.exitCode(); code != 0 {
 		t.Errorf("BRIDGE BUG? mcp-bridge exited %d after SIGTERM (want 0)\nlog:\n%s", code, tail(log, 40))
 	}
-	for _, bad := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {
-		if i := strings.Index(log, bad); i >= 0 {
-			t.Errorf("BRIDGE BUG: mcp-bridge log contains %q:\n%s", bad, excerpt(log, i, 3000))
-		}
-	}
+	checkLogClean(t, "mcp-bridge", log)
 	checkNoOrphans(t, log)
 }
 
@@ -369,24 +389,20 @@ func startDirect(t *testing.T, name string, argv func(addr string) []string) (p 
 func startDirectEnv(t *testing.T, name string, extraEnv func(addr string) []string, argv func(addr string) []string) (p *proc, addr string) {
 	t.Helper()
 	art := artifactDir(t)
-	for attempt := 1; ; attempt++ {
-		addr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	p, err := onFreePort(t, func(attempt int, a string) (*proc, error) {
+		addr = a
 		var ev []string
 		if extraEnv != nil {
 			ev = extraEnv(addr)
 		}
-		p = startProcEnv(t, name, filepath.Join(art, fmt.Sprintf("%s-%d.log", name, attempt)), env.interopDir, ev, argv(addr)...)
-		err := waitPort(p, addr)
-		if err == nil {
-			t.Cleanup(func() { p.stop() })
-			return p, addr
-		}
-		p.stop()
-		if strings.Contains(p.log(), "address already in use") && attempt < portAttempts {
-			continue
-		}
+		p := startProcEnv(t, name, filepath.Join(art, fmt.Sprintf("%s-%d.log", name, attempt)), env.interopDir, ev, argv(addr)...)
+		return p, waitPort(p, addr)
+	})
+	if err != nil {
 		t.Fatalf("%s did not start: %v\nlog:\n%s", name, err, tail(p.log(), 40))
 	}
+	t.Cleanup(func() { p.stop() })
+	return p, addr
 }
 
 func waitPort(p *proc, addr string) error {
@@ -454,11 +470,7 @@ func execDriver(art, name, script string, args ...string) (*driverResult, error)
 	defer cancel()
 	argv := append([]string{filepath.Join(env.interopDir, "drivers", script),
 		"--timeout", strconv.Itoa(int((driverTimeout - 10*time.Second) / time.Millisecond))}, args...)
-	cmd := exec.CommandContext(ctx, env.node, argv...)
-	cmd.Dir = env.interopDir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := groupCommand(ctx, env.node, argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
@@ -595,18 +607,17 @@ type (
 		Progress float64  `json:"progress"`
 		Total    *float64 `json:"total"`
 	}
+	progressCall struct {
+		OnProgress int            `json:"onprogress"`
+		Events     progressEvents `json:"events"`
+		Text       string         `json:"text"`
+	}
 	progressStep struct {
 		stepBase
-		Tool       string         `json:"tool"`
-		OnProgress int            `json:"onprogress"` // first call
-		Wire       int            `json:"wire"`       // all calls
-		Events     progressEvents `json:"events"`     // first call
-		Text       string         `json:"text"`
-		Calls      []struct {     // with --progress-concurrency > 1
-			OnProgress int            `json:"onprogress"`
-			Events     progressEvents `json:"events"`
-			Text       string         `json:"text"`
-		} `json:"calls"`
+		progressCall                // the first call
+		Tool         string         `json:"tool"`
+		Wire         int            `json:"wire"`  // all calls
+		Calls        []progressCall `json:"calls"` // with --progress-concurrency > 1
 	}
 	rootsStep struct {
 		stepBase
@@ -687,13 +698,4 @@ func step[T any](t *testing.T, r *driverResult, name string) T {
 		t.Fatalf("step %q failed: %s", name, raw)
 	}
 	return v
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

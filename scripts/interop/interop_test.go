@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,7 +73,7 @@ func TestTSv1ClientToServerEverything(t *testing.T) {
 
 	list := step[listStep](t, r, "listTools")
 	for _, name := range []string{"echo", "trigger-long-running-operation", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} {
-		if !contains(list.Names, name) {
+		if !slices.Contains(list.Names, name) {
 			t.Errorf("tools/list lacks %q: server-everything lists the sampling/elicitation tools only when the client's capabilities reach it (got %q)", name, list.Names)
 		}
 	}
@@ -176,7 +177,7 @@ func TestTSv1ClientToMemos(t *testing.T) {
 			if conn := step[connectStep](t, r, "connect"); conn.ProtocolVersion != "2025-11-25" || conn.SessionID == "" {
 				t.Errorf("want a 2025-11-25 session with an id, got %+v", conn)
 			}
-			if list := step[listStep](t, r, "listTools"); !contains(list.Names, "memo_delete_memo") || !contains(list.Names, "memo_export_memos") {
+			if list := step[listStep](t, r, "listTools"); !slices.Contains(list.Names, "memo_delete_memo") || !slices.Contains(list.Names, "memo_export_memos") {
 				t.Errorf("tools/list: %q", list.Names)
 			}
 			if c := step[callStep](t, r, "call"); !strings.Contains(c.Text, `"name":"memos/example-public-memo"`) || strings.Contains(c.Text, "PRIVATE") {
@@ -203,7 +204,7 @@ func TestTSv1ClientToMemos(t *testing.T) {
 			// modern-only child the bridge serves it from a
 			// subscriptions/listen stream of the session).
 			lc := step[listChangedStep](t, r, "listChanged")
-			if lc.Received < 1 || lc.Wire < 1 || !contains(lc.Names, "memo_beta_echo") {
+			if lc.Received < 1 || lc.Wire < 1 || !slices.Contains(lc.Names, "memo_beta_echo") {
 				t.Errorf("memo_toggle_beta (%q): %d notifications/tools/list_changed (%d on the wire), tools now %q; want >= 1 and memo_beta_echo",
 					lc.Text, lc.Received, lc.Wire, lc.Names)
 			}
@@ -244,7 +245,7 @@ func TestTSv2ModernClientToEverythingServer(t *testing.T) {
 	}
 	list := step[listStep](t, r, "listTools")
 	for _, name := range []string{"test_simple_text", "test_tool_with_progress"} {
-		if !contains(list.Names, name) {
+		if !slices.Contains(list.Names, name) {
 			t.Errorf("tools/list lacks %q: %q", name, list.Names)
 		}
 	}
@@ -285,7 +286,7 @@ func TestTSv2ModernClientToMemos(t *testing.T) {
 	if d := step[discoverStep](t, r, "discover"); d.ServerInfo == nil || d.ServerInfo.Name != "memos-example-adapter" {
 		t.Errorf("server/discover serverInfo %+v, want memos-example-adapter", d.ServerInfo)
 	}
-	if list := step[listStep](t, r, "listTools"); list.Count != 5 || !contains(list.Names, "memo_list_memos") {
+	if list := step[listStep](t, r, "listTools"); list.Count != 5 || !slices.Contains(list.Names, "memo_list_memos") {
 		t.Errorf("tools/list: %d tools %q, want the 5 memos tools", list.Count, list.Names)
 	}
 	c := step[callStep](t, r, "call")
@@ -323,7 +324,7 @@ func checkModern(t *testing.T, r *driverResult) {
 	}
 	step[stepBase](t, r, "expectVersion")
 	conn := step[connectStep](t, r, "connect")
-	if conn.Discover == nil || !contains(conn.Discover.SupportedVersions, "2026-07-28") {
+	if conn.Discover == nil || !slices.Contains(conn.Discover.SupportedVersions, "2026-07-28") {
 		t.Errorf("connect-time server/discover did not offer 2026-07-28: %+v", conn.Discover)
 	}
 	if s.Wire.Sent["initialize"] != 0 || s.Wire.Sent["server/discover"] == 0 {
@@ -332,7 +333,7 @@ func checkModern(t *testing.T, r *driverResult) {
 	if len(s.Wire.HTTP.SessionIDs) != 0 {
 		t.Errorf("a 2026-07-28 exchange got Mcp-Session-Id %q", s.Wire.HTTP.SessionIDs)
 	}
-	if !contains(s.Wire.HTTP.ProtocolVersionHeaders, "2026-07-28") {
+	if !slices.Contains(s.Wire.HTTP.ProtocolVersionHeaders, "2026-07-28") {
 		t.Errorf("client sent MCP-Protocol-Version %q, want 2026-07-28", s.Wire.HTTP.ProtocolVersionHeaders)
 	}
 }
@@ -368,7 +369,7 @@ func TestTSv2ModernClientToLegacyServerEverything(t *testing.T) {
 	}
 	list := step[listStep](t, r, "listTools")
 	for _, name := range []string{"echo", "trigger-long-running-operation", "trigger-sampling-request", "trigger-elicitation-request"} {
-		if !contains(list.Names, name) {
+		if !slices.Contains(list.Names, name) {
 			t.Errorf("tools/list lacks %q (got %q)", name, list.Names)
 		}
 	}
@@ -508,7 +509,7 @@ func badDiscover(status int, contentType string, raw []byte) string {
 		return "not a JSON-RPC response to id 1"
 	case (m.Result == nil) == (m.Error == nil):
 		return "needs exactly one of result and error"
-	case m.Result != nil && (status != http.StatusOK || !contains(m.Result.SupportedVersions, "2026-07-28")):
+	case m.Result != nil && (status != http.StatusOK || !slices.Contains(m.Result.SupportedVersions, "2026-07-28")):
 		return "a result must be HTTP 200 and offer 2026-07-28"
 	}
 	return ""
