@@ -39,20 +39,18 @@ import {
     ROOTS,
     Runner,
     WireStats,
-    countingFetch,
-    countingTransport,
-    elicitContent,
+    answerElicitation,
+    connectTransport,
     json,
     log,
     parseFlags,
     samplingResult,
     textOf,
     errInfo,
-    stdioParams,
-    waiter,
-    watchChild
+    waitChildExit,
+    waiter
 } from './lib/common.mjs';
-import { cancelCall, progressCalls } from './lib/steps.mjs';
+import { callNamed, cancelCall, elicitation, listTools, progressCalls, sampling } from './lib/steps.mjs';
 
 const { values: f, positionals } = parseFlags({
     url: { type: 'string' },
@@ -122,12 +120,7 @@ if (f.roots) {
         return { roots: ROOTS };
     });
 }
-client.setRequestHandler('elicitation/create', async req => {
-    const content = elicitContent(req.params.requestedSchema);
-    handled.elicitation.push({ fields: Object.keys(req.params.requestedSchema?.properties ?? {}).length, message: req.params.message });
-    log('answering elicitation/create with', content);
-    return { action: 'accept', content };
-});
+client.setRequestHandler('elicitation/create', answerElicitation(handled));
 for (const method of [
     'notifications/tools/list_changed',
     'notifications/prompts/list_changed',
@@ -143,23 +136,9 @@ client.onerror = e => log('client error:', errInfo(e));
 let child = { closing() {} };
 
 async function connect() {
-    let transport;
-    if (f.url) {
-        run.summary.transport = 'http';
-        transport = new StreamableHTTPClientTransport(new URL(f.url), { fetch: countingFetch(stats) });
-    } else if (f.command) {
-        run.summary.transport = 'stdio';
-        const inner = new StdioClientTransport(stdioParams(f, positionals));
-        transport = countingTransport(inner, stats);
-        transport.inner = inner;
-    } else {
-        throw new Error('need --url URL or --command CMD [-- ARGS...]');
-    }
-    try {
-        await client.connect(transport, { timeout: reqTimeout });
-    } finally {
-        if (transport.inner) child = watchChild(transport.inner, run.summary);
-    }
+    const transports = { Http: StreamableHTTPClientTransport, Stdio: StdioClientTransport };
+    const { transport, child: c } = await connectTransport(client, transports, f, positionals, stats, run.summary, reqTimeout);
+    child = c;
     const d = client.getDiscoverResult();
     return {
         protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
@@ -176,6 +155,8 @@ async function callTool(name, args, extra = {}) {
     if (result.isError) throw new Error(`tool ${name} returned isError: ${textOf(result)}`);
     return result;
 }
+
+const ctx = { f, client, stats, handled, reqTimeout, callTool };
 
 async function main() {
     const conn = await run.step('connect', connect);
@@ -197,33 +178,19 @@ async function main() {
         });
     }
     if (f.list) {
-        await run.step('listTools', async () => {
-            const { tools } = await client.listTools(undefined, { timeout: reqTimeout });
-            return { count: tools.length, names: tools.map(t => t.name) };
-        });
+        await run.step('listTools', () => listTools(ctx));
     }
     if (f.call) {
-        await run.step('call', async () => {
-            const r = await callTool(f.call, json('args', f.args, {}));
-            return { tool: f.call, text: textOf(r), structuredContent: r.structuredContent ?? null };
-        });
+        await run.step('call', () => callNamed(ctx));
     }
     if (f.progress) {
-        await run.step('progress', () => progressCalls(stats, f, callTool));
+        await run.step('progress', () => progressCalls(ctx));
     }
     if (f.sampling) {
-        await run.step('sampling', async () => {
-            const before = handled.sampling.length;
-            const r = await callTool(f['sampling-tool'], { prompt: f['sampling-prompt'], maxTokens: 50 });
-            return { handlerCalls: handled.sampling.length - before, text: textOf(r) };
-        });
+        await run.step('sampling', () => sampling(ctx));
     }
     if (f.elicitation) {
-        await run.step('elicitation', async () => {
-            const before = handled.elicitation.length;
-            const r = await callTool(f['elicitation-tool'], json('elicitation-args', f['elicitation-args']));
-            return { handlerCalls: handled.elicitation.length - before, text: textOf(r) };
-        });
+        await run.step('elicitation', () => elicitation(ctx));
     }
     if (f.listen) {
         await run.step('listen', async () => {
@@ -257,12 +224,12 @@ async function main() {
         });
     }
     if (f.cancel) {
-        await run.step('cancel', () => cancelCall(stats, f, reqTimeout, callTool));
+        await run.step('cancel', () => cancelCall(ctx));
     }
     await run.step('close', async () => {
         child.closing();
         await client.close();
-        for (let i = 0; run.summary.child && !run.summary.child.exited && i < 20; i++) await new Promise(r => setTimeout(r, 50));
+        await waitChildExit(run.summary);
         return {};
     });
     run.finish();

@@ -308,6 +308,20 @@ function valueFor(p) {
     }
 }
 
+/**
+ * answerElicitation is both drivers' elicitation/create handler: accept,
+ * with content that satisfies the form (elicitContent), recorded in
+ * handled.elicitation.
+ */
+export function answerElicitation(handled) {
+    return async req => {
+        const content = elicitContent(req.params.requestedSchema);
+        handled.elicitation.push({ fields: Object.keys(req.params.requestedSchema?.properties ?? {}).length, message: req.params.message });
+        log('answering elicitation/create with', content);
+        return { action: 'accept', content };
+    };
+}
+
 /** waiter: until(cond, ms) resolves once cond() holds (re-checked on every poke()), or rejects after ms. */
 export function waiter() {
     const pending = [];
@@ -448,4 +462,38 @@ export function watchChild(inner, summary) {
             closedAt = performance.now();
         }
     };
+}
+
+/**
+ * connectTransport connects client, with its SDK's own transport classes,
+ * to --url (Streamable HTTP, counted by countingFetch) or to a child
+ * launched from --command (stdio, counted by countingTransport and watched
+ * by watchChild even when the connect fails). It returns the transport and
+ * the child's watcher.
+ */
+export async function connectTransport(client, { Http, Stdio }, f, positionals, stats, summary, timeout) {
+    let transport;
+    let inner;
+    if (f.url) {
+        summary.transport = 'http';
+        transport = new Http(new URL(f.url), { fetch: countingFetch(stats) });
+    } else if (f.command) {
+        summary.transport = 'stdio';
+        inner = new Stdio(stdioParams(f, positionals));
+        transport = countingTransport(inner, stats);
+    } else {
+        throw new Error('need --url URL or --command CMD [-- ARGS...]');
+    }
+    let child = { closing() {} };
+    try {
+        await client.connect(transport, { timeout });
+    } finally {
+        if (inner) child = watchChild(inner, summary);
+    }
+    return { transport, child };
+}
+
+/** waitChildExit gives a stdio child up to 1 s more to report its exit. */
+export async function waitChildExit(summary) {
+    for (let i = 0; summary.child && !summary.child.exited && i < 20; i++) await new Promise(r => setTimeout(r, 50));
 }

@@ -1,15 +1,42 @@
-// Steps shared by the v1 and v2 drivers. callTool(name, args, requestOptions)
-// is the driver's own wrapper (the SDKs' callTool signatures differ); it
-// throws when the result has isError.
+// Steps shared by the v1 and v2 drivers. Each takes the driver's context
+// { f (flags), client, stats (WireStats), handled, reqTimeout, callTool };
+// callTool(name, args, requestOptions) is the driver's own wrapper (the
+// SDKs' callTool signatures differ) and throws when the result has isError.
 
 import { errInfo, json, log, textOf } from './common.mjs';
+
+/** listTools: tools/list, the names. */
+export async function listTools({ client, reqTimeout }) {
+    const { tools } = await client.listTools(undefined, { timeout: reqTimeout });
+    return { count: tools.length, names: tools.map(t => t.name) };
+}
+
+/** callNamed: tools/call --call with --args. */
+export async function callNamed({ f, callTool }) {
+    const r = await callTool(f.call, json('args', f.args, {}));
+    return { tool: f.call, text: textOf(r), structuredContent: r.structuredContent ?? null };
+}
+
+/** sampling: --sampling-tool, counting the sampling handler's calls. */
+export async function sampling({ f, handled, callTool }) {
+    const before = handled.sampling.length;
+    const r = await callTool(f['sampling-tool'], { prompt: f['sampling-prompt'], maxTokens: 50 });
+    return { handlerCalls: handled.sampling.length - before, text: textOf(r) };
+}
+
+/** elicitation: --elicitation-tool, counting the elicitation handler's calls. */
+export async function elicitation({ f, handled, callTool }) {
+    const before = handled.elicitation.length;
+    const r = await callTool(f['elicitation-tool'], json('elicitation-args', f['elicitation-args']));
+    return { handlerCalls: handled.elicitation.length - before, text: textOf(r) };
+}
 
 /**
  * progressCalls runs --progress-concurrency (default 1) calls of
  * --progress-tool at once, counting progress per call via onprogress and in
  * all on the wire. The first call's fields are at the top level.
  */
-export async function progressCalls(stats, f, callTool) {
+export async function progressCalls({ f, stats, callTool }) {
     const tool = f['progress-tool'];
     const before = stats.progress;
     const one = async () => {
@@ -33,7 +60,7 @@ export async function progressCalls(stats, f, callTool) {
  * the same connection (e.g. memo_debug_stats, which counts cancellations),
  * optionally until a counter in its structuredContent is non-zero.
  */
-export async function cancelCall(stats, f, reqTimeout, callTool) {
+export async function cancelCall({ f, stats, reqTimeout, callTool }) {
     const ac = new AbortController();
     let progress = 0;
     const t0 = performance.now();
