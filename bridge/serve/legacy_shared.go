@@ -132,17 +132,6 @@ func (l *legacyShared) close() {
 	}
 }
 
-func (l *legacyShared) sessions() []*session {
-	t := l.h.sessions
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]*session, 0, len(t.byID))
-	for _, s := range t.byID {
-		out = append(out, s)
-	}
-	return out
-}
-
 // unrouted fans a server-wide notification (list_changed, a resource
 // update) out to the sessions it concerns: a resource update to the
 // sessions subscribed to that resource, anything else to every session. A
@@ -157,7 +146,7 @@ func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
 		}
 		return
 	}
-	targets := l.sessions()
+	targets := l.h.sessions.all()
 	if m.Method == "notifications/resources/updated" {
 		uri, _ := wire.StringField(m.Raw, m.Params, "uri")
 		l.mu.Lock()
@@ -190,7 +179,7 @@ func (l *legacyShared) childRequest(c *childConn, m *wire.Message) {
 // owner returns the one session with requests in flight, or the only
 // session there is; nil when that is ambiguous.
 func (l *legacyShared) owner() *session {
-	all := l.sessions()
+	all := l.h.sessions.all()
 	if len(all) == 1 {
 		return all[0]
 	}

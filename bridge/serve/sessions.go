@@ -83,15 +83,20 @@ func (t *sessionTable) count() int {
 	return len(t.byID)
 }
 
-func (t *sessionTable) pending() int {
+// all returns the sessions, for work that must not hold the table's lock.
+func (t *sessionTable) all() []*session {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	ss := make([]*session, 0, len(t.byID))
 	for _, s := range t.byID {
 		ss = append(ss, s)
 	}
-	t.mu.Unlock()
+	return ss
+}
+
+func (t *sessionTable) pending() int {
 	n := 0
-	for _, s := range ss {
+	for _, s := range t.all() {
 		s.mu.Lock()
 		n += len(s.pending)
 		s.mu.Unlock()
@@ -547,13 +552,7 @@ func (t *sessionTable) reap(ctx context.Context) {
 
 // closeAll ends every session (Handler.Close).
 func (t *sessionTable) closeAll() {
-	t.mu.Lock()
-	all := make([]*session, 0, len(t.byID))
-	for _, s := range t.byID {
-		all = append(all, s)
-	}
-	t.mu.Unlock()
-	for _, s := range all {
+	for _, s := range t.all() {
 		s.end("mcp-bridge is shutting down")
 	}
 	if t.shared != nil {
