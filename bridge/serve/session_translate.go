@@ -122,14 +122,14 @@ func (s *session) translatedRequest(w http.ResponseWriter, r *http.Request, m *w
 		writeResult(w, m.IDBytes(), "{}")
 		return
 	}
+	// WithMetaFields returns a fresh slice, which the input rounds may keep.
 	var fwd wire.Message
 	if err := wire.Parse(wire.WithMetaFields(m, tr.envelope()), &fwd); err != nil {
 		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request", nil)
 		return
 	}
-	request := clone(fwd.Raw)
 	s.requestWith(w, r, &fwd, func(resp *wire.Message) bool {
-		return s.inputRequired(resp, request, m.IDBytes(), m.Method)
+		return s.inputRequired(resp, fwd.Raw, m.IDBytes(), m.Method)
 	})
 }
 
