@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -23,11 +24,7 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte) {
 			return
 		}
 		if firstByte(msg) == '[' {
-			start := 0
-			for msg[start] != '[' {
-				start++
-			}
-			elems, err := wire.Elements(msg, wire.Span{Start: start, End: len(msg)})
+			elems, err := batchElements(msg)
 			if err == nil {
 				for _, e := range elems {
 					b.emit(msg[e.Start:e.End], nil)
@@ -37,4 +34,10 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte) {
 		}
 		b.emit(msg, nil)
 	}
+}
+
+// batchElements returns the spans of the elements of raw, a JSON array
+// (firstByte(raw) == '[').
+func batchElements(raw []byte) ([]wire.Span, error) {
+	return wire.Elements(raw, wire.Span{Start: bytes.IndexByte(raw, '['), End: len(raw)})
 }

@@ -492,11 +492,7 @@ func (b *Bridge) unsolicited(msg []byte) {
 // session cannot forward a batch (2026-07-28 has none), so each element
 // gets its own answer line.
 func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
-	start := 0
-	for raw[start] != '[' {
-		start++
-	}
-	elems, err := wire.Elements(raw, wire.Span{Start: start, End: len(raw)})
+	elems, err := batchElements(raw)
 	if err != nil || len(elems) == 0 {
 		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
 		return
