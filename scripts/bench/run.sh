@@ -170,21 +170,33 @@ run_serve() {
 
 run_connect() {
 	step "connect: Streamable HTTP server (scripts/bench/httpecho) → stdio"
-	local p up he
-	p=$(port)
-	up="http://127.0.0.1:$p/mcp"
-	"$BIN/httpecho" -listen "127.0.0.1:$p" >"$TMP/connect.httpecho.log" 2>&1 &
-	he=$!
-	PIDS+=("$he")
-	wait_http "http://127.0.0.1:$p/healthz"
+	local up he
+	start_httpecho connect
 	suite connect.floor-http "POST to httpecho directly (floor)" connect floor "${C[@]}" -url "$up" -server-pid "$he"
 	suite connect.bridge "mcp-bridge connect" connect bridge "${C[@]}" -server-pid "$he" -transport stdio -- "$BIN/mcp-bridge" connect --log-level warn "$up"
 	suite connect.bridge-legacy "mcp-bridge connect (2025 session)" connect bridge "${C[@]}" -server-pid "$he" -transport stdio -era legacy -- "$BIN/mcp-bridge" connect --log-level warn "$up"
 	suite connect.mcp-remote "mcp-remote" connect peer "${C[@]}" -server-pid "$he" -transport stdio -era legacy -env "MCP_REMOTE_CONFIG_DIR=$TMP/mcp-auth" -- node "$NM/mcp-remote/dist/proxy.js" "$up" --silent
 	suite connect.sg-streamable "supergateway --streamableHttp" connect peer "${C[@]}" -server-pid "$he" -transport stdio -era legacy -- node "$NM/supergateway/dist/index.js" --streamableHttp "$up" --logLevel none
-	kill "$he" 2>/dev/null || true
-	wait "$he" 2>/dev/null || true
-	forget "$he"
+	stop_bg "$he"
+}
+
+# start_httpecho TAG: an httpecho upstream on a free port, logging to
+# $TMP/TAG.httpecho.log; sets the caller's up (its MCP URL) and he (its pid)
+start_httpecho() {
+	local p
+	p=$(port)
+	up="http://127.0.0.1:$p/mcp"
+	"$BIN/httpecho" -listen "127.0.0.1:$p" >"$TMP/$1.httpecho.log" 2>&1 &
+	he=$!
+	PIDS+=("$he")
+	wait_http "http://127.0.0.1:$p/healthz"
+}
+
+# stop_bg PID: SIGTERM a background process started here, reap it, forget it
+stop_bg() {
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+	forget "$1"
 }
 
 # wait_http URL: until it answers 200 (10 s at most)
@@ -208,9 +220,7 @@ profile_serve() {
 	PIDS+=("$sp")
 	wait_http "http://127.0.0.1:$p/readyz"
 	"$LG" run -url "http://127.0.0.1:$p/mcp" -out "$TMP/$tag.load.json" "$@"
-	kill -TERM "$sp"
-	wait "$sp" || true
-	forget "$sp"
+	stop_bg "$sp"
 }
 
 # profile_connect TAG UPSTREAM LOADGEN-FLAGS...: one in-process connect under one load
@@ -246,24 +256,17 @@ tops() {
 
 run_profile() {
 	step "profile: mcp-bridge serve and connect in-process (scripts/bench/profile) under loadgen"
-	local out=$BENCH/results n=40000 big=20 p he up
+	local out=$BENCH/results n=40000 big=20 he up
 	if [ $quick = 1 ]; then
 		n=8000 big=5
 	fi
 	profile_serve serve-small -c 64 -n "$n"
 	profile_serve serve-large -c 1 -n "$big" -size 16777216 -warmup 2
 
-	p=$(port)
-	up="http://127.0.0.1:$p/mcp"
-	"$BIN/httpecho" -listen "127.0.0.1:$p" >"$TMP/profile.httpecho.log" 2>&1 &
-	he=$!
-	PIDS+=("$he")
-	wait_http "http://127.0.0.1:$p/healthz"
+	start_httpecho profile
 	profile_connect connect-small "$up" -c 64 -n "$n"
 	profile_connect connect-large "$up" -c 1 -n "$big" -size 16777216 -warmup 2
-	kill "$he" 2>/dev/null || true
-	wait "$he" 2>/dev/null || true
-	forget "$he"
+	stop_bg "$he"
 
 	local dir date
 	date=$(date -u +%FT%TZ)
