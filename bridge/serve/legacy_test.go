@@ -205,3 +205,24 @@ func TestBatches(t *testing.T) {
 		t.Errorf("2025-11-25 batch: %d %s, want 400 -32600", resp.StatusCode, body)
 	}
 }
+
+// What a legacy session refuses with 400 before anything reaches the child.
+func TestLegacyRequestChecks(t *testing.T) {
+	b := startBridge(t, Config{}, bins["memos"])
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	resp, body := rawPost(t, b.URL, initialize, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	for _, tc := range []struct{ name, body, version string }{
+		{"initialize inside a session", initialize, ""},
+		{"initialize in a batch", `[` + initialize + `]`, ""},
+		{"unsupported MCP-Protocol-Version", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "2099-01-01"},
+	} {
+		resp, body := rawPost(t, b.URL, tc.body, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": tc.version})
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "-32600") {
+			t.Errorf("%s: %d %s, want 400 -32600", tc.name, resp.StatusCode, body)
+		}
+	}
+}
