@@ -51,11 +51,12 @@ func goSDKServer() *mcp.Server {
 	return s
 }
 
-// connectThroughBridge starts `mcp-bridge connect url` as a Go SDK client's
-// stdio server.
-func connectThroughBridge(t *testing.T, ctx context.Context, url, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+// connectThroughBridge starts `mcp-bridge connect [flags] url` as a Go SDK
+// client's stdio server.
+func connectThroughBridge(t *testing.T, ctx context.Context, url string, flags []string, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bridgeBin, "connect", "--log-level", "debug", url)
+	args := append(append([]string{"connect", "--log-level", "debug"}, flags...), url)
+	cmd := exec.Command(bridgeBin, args...)
 	cmd.Stderr = testLog{t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -137,13 +138,28 @@ func checkBasics(t *testing.T, ctx context.Context, cs *mcp.ClientSession, c *co
 	}
 }
 
+// checkSampleAndListChanged checks that a sampling request the server makes
+// mid-call is answered by the host, and that the tool list change of
+// "grow" reaches the host (what names the notification's way there).
+func checkSampleAndListChanged(t *testing.T, ctx context.Context, cs *mcp.ClientSession, c *counter, what string) {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{}})
+	if err != nil || textOf(res) != "sampled: hi from the host" {
+		t.Fatalf("sample = %v, %v", res, err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, what, func() bool { return c.get("list_changed") >= 1 })
+}
+
 func TestGoSDKStatelessRemote(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return goSDKServer() }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(srv.Close)
 	var c counter
-	cs := connectThroughBridge(t, ctx, srv.URL, "", clientOptions(&c))
+	cs := connectThroughBridge(t, ctx, srv.URL, nil, "", clientOptions(&c))
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Errorf("negotiated %q, want 2026-07-28", v)
 	}
@@ -157,7 +173,7 @@ func TestGoSDKStatefulRemote(t *testing.T) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	t.Cleanup(srv.Close)
 	var c counter
-	cs := connectThroughBridge(t, ctx, srv.URL, "2025-11-25", clientOptions(&c))
+	cs := connectThroughBridge(t, ctx, srv.URL, nil, "2025-11-25", clientOptions(&c))
 	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
 		t.Errorf("negotiated %q, want 2025-11-25", v)
 	}
@@ -170,21 +186,24 @@ func TestGoSDKStatefulRemote(t *testing.T) {
 	if len(ids) != 1 || ids[0] == "" {
 		t.Errorf("server sessions %q, want one with an id", ids)
 	}
-	// A sampling request from the server, mid-call, answered by the host.
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{}})
-	if err != nil || textOf(res) != "sampled: hi from the host" {
-		t.Fatalf("sample = %v, %v", res, err)
-	}
-	// A server-initiated list_changed, delivered on the GET stream.
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "notifications/tools/list_changed", func() bool { return c.get("list_changed") >= 1 })
+	// The list_changed comes on the GET stream.
+	checkSampleAndListChanged(t, ctx, cs, &c, "notifications/tools/list_changed")
 }
 
 func TestMCPGoStatefulRemote(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	srv := httptest.NewServer(mcpGoServer())
+	t.Cleanup(srv.Close)
+	var c counter
+	cs := connectThroughBridge(t, ctx, srv.URL+"/mcp", nil, "2025-11-25", clientOptions(&c))
+	checkBasics(t, ctx, cs, &c)
+	checkSampleAndListChanged(t, ctx, cs, &c, "notifications/tools/list_changed")
+}
+
+// mcpGoServer builds the mcp-go test server (stateful, pinned to 2025
+// versions), with the tools of goSDKServer.
+func mcpGoServer() http.Handler {
 	s := mcpgoserver.NewMCPServer("mcp-go-remote", "1", mcpgoserver.WithToolCapabilities(true))
 	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("text")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultText("echo: " + req.GetString("text", "")), nil
@@ -216,22 +235,10 @@ func TestMCPGoStatefulRemote(t *testing.T) {
 		s.AddTool(mcpgo.NewTool(fmt.Sprintf("extra_%d", time.Now().UnixNano())), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			return mcpgo.NewToolResultText(""), nil
 		})
+		time.Sleep(20 * time.Millisecond) // the list_changed is queued on the session too
 		return mcpgo.NewToolResultText("grown"), nil
 	})
 	s.EnableSampling()
-	handler := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true),
+	return mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true),
 		mcpgoserver.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"))
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	var c counter
-	cs := connectThroughBridge(t, ctx, srv.URL+"/mcp", "2025-11-25", clientOptions(&c))
-	checkBasics(t, ctx, cs, &c)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{}})
-	if err != nil || textOf(res) != "sampled: hi from the host" {
-		t.Fatalf("sample = %v, %v", res, err)
-	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "notifications/tools/list_changed", func() bool { return c.get("list_changed") >= 1 })
 }

@@ -5,33 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Acceptance tests of cross-era translation with real peers: the Go SDK
 // client as the host, the mcp-bridge binary in between, Go SDK and mcp-go
 // servers as remotes.
-
-// connectWith is connectThroughBridge with extra connect flags.
-func connectWith(t *testing.T, ctx context.Context, url string, flags []string, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	args := append(append([]string{"connect", "--log-level", "debug"}, flags...), url)
-	cmd := exec.Command(bridgeBin, args...)
-	cmd.Stderr = testLog{t}
-	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 // modernServer is a Go SDK server for stateless HTTP: echo, progress,
 // grow (changes the tool list) and whoami, which asks for an elicitation
@@ -113,7 +95,7 @@ func TestTranslateLegacyHostGoSDKStateless(t *testing.T) {
 			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true}))
 			t.Cleanup(srv.Close)
 			var c counter
-			cs := connectWith(t, ctx, srv.URL, tc.flags, "2025-11-25", legacyHostOptions(&c))
+			cs := connectThroughBridge(t, ctx, srv.URL, tc.flags, "2025-11-25", legacyHostOptions(&c))
 			ir := cs.InitializeResult()
 			if ir.ProtocolVersion != "2025-11-25" || ir.ServerInfo == nil || ir.ServerInfo.Name != "sdk-modern" {
 				t.Errorf("initialize result %+v (server %+v), want 2025-11-25 from sdk-modern", ir, ir.ServerInfo)
@@ -152,7 +134,7 @@ func TestTranslateModernHostGoSDKStateful(t *testing.T) {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	t.Cleanup(srv.Close)
 	var c counter
-	cs := connectWith(t, ctx, srv.URL, nil, "", clientOptions(&c))
+	cs := connectThroughBridge(t, ctx, srv.URL, nil, "", clientOptions(&c))
 	modernHostChecks(t, ctx, cs, &c, "sdk-remote")
 	var ids []string
 	for ss := range server.Sessions() {
@@ -171,7 +153,7 @@ func TestTranslateModernHostMCPGo(t *testing.T) {
 	srv := httptest.NewServer(mcpGoServer())
 	t.Cleanup(srv.Close)
 	var c counter
-	cs := connectWith(t, ctx, srv.URL+"/mcp", nil, "", clientOptions(&c))
+	cs := connectThroughBridge(t, ctx, srv.URL+"/mcp", nil, "", clientOptions(&c))
 	modernHostChecks(t, ctx, cs, &c, "mcp-go-remote")
 }
 
@@ -183,51 +165,8 @@ func modernHostChecks(t *testing.T, ctx context.Context, cs *mcp.ClientSession, 
 		t.Errorf("discover result %+v (server %+v), want 2026-07-28 from %s", ir, ir.ServerInfo, server)
 	}
 	checkBasics(t, ctx, cs, c)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{}})
-	if err != nil || textOf(res) != "sampled: hi from the host" {
-		t.Fatalf("sample = %v, %v", res, err)
-	}
+	checkSampleAndListChanged(t, ctx, cs, c, "notifications/tools/list_changed on the listen stream")
 	if n := c.get("sampling"); n != 1 {
 		t.Errorf("%d sampling requests reached the host, want 1", n)
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "grow", Arguments: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "notifications/tools/list_changed on the listen stream", func() bool { return c.get("list_changed") >= 1 })
-}
-
-// mcpGoServer is the mcp-go test server of TestMCPGoStatefulRemote.
-func mcpGoServer() http.Handler {
-	s := mcpgoserver.NewMCPServer("mcp-go-remote", "1", mcpgoserver.WithToolCapabilities(true))
-	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("text")), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return mcpgo.NewToolResultText("echo: " + req.GetString("text", "")), nil
-	})
-	s.AddTool(mcpgo.NewTool("progress"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		srv := mcpgoserver.ServerFromContext(ctx)
-		for i := range 3 {
-			srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": i + 1, "total": 3})
-		}
-		time.Sleep(20 * time.Millisecond) // see TestMCPGoStatefulRemote
-		return mcpgo.NewToolResultText("done"), nil
-	})
-	s.AddTool(mcpgo.NewTool("sample"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		res, err := mcpgoserver.ServerFromContext(ctx).RequestSampling(ctx, mcpgo.CreateMessageRequest{CreateMessageParams: mcpgo.CreateMessageParams{
-			MaxTokens: 10,
-			Messages:  []mcpgo.SamplingMessage{{Role: mcpgo.RoleUser, Content: mcpgo.NewTextContent("say hi")}},
-		}})
-		if err != nil {
-			return nil, err
-		}
-		return mcpgo.NewToolResultText("sampled: " + res.Content.(mcpgo.TextContent).Text), nil
-	})
-	s.AddTool(mcpgo.NewTool("grow"), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		s.AddTool(mcpgo.NewTool(fmt.Sprintf("extra_%d", time.Now().UnixNano())), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			return mcpgo.NewToolResultText(""), nil
-		})
-		time.Sleep(20 * time.Millisecond) // the list_changed is queued on the session too
-		return mcpgo.NewToolResultText("grown"), nil
-	})
-	s.EnableSampling()
-	return mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true),
-		mcpgoserver.WithStreamableHTTPProtocolVersions("2025-11-25", "2025-06-18", "2025-03-26"))
 }
