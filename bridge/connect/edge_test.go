@@ -219,6 +219,26 @@ func TestLegacySession404(t *testing.T) {
 	})
 }
 
+// A response that comes on the GET stream instead of its request's stream
+// still answers that request, exactly once, and ends its stream.
+func TestResponseOnGETStream(t *testing.T) {
+	rl := newRawLegacy()
+	srv := httptest.NewServer(rl)
+	t.Cleanup(srv.Close) // after the host's cleanup: the GET stream holds a connection
+	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
+	initLegacy(h)
+	h.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"getanswer","arguments":{}}}`)
+	if resp, _ := h.response("7", 10*time.Second); dig(resp, "result", "via") != "get" {
+		t.Fatalf("tools/call: %v, want the answer from the GET stream", resp)
+	}
+	select {
+	case <-rl.gotAns:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call's own stream is still open after its response came on the GET stream")
+	}
+	h.expectNothing(200 * time.Millisecond)
+}
+
 func TestConcurrentRequestsRandomOrder(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := readBody(r)

@@ -20,7 +20,8 @@ import (
 //     with what the elicitation returned;
 //   - sampleget: asks for sampling on the GET stream (as mcp-go does);
 //   - nocap: asks for sampling on the call's stream and reports the answer;
-//   - slow: never answers.
+//   - slow: never answers;
+//   - getanswer: answers on the GET stream, keeping the call's stream open.
 type rawLegacy struct {
 	rec     recorder
 	get     chan string // messages for the GET stream
@@ -29,10 +30,11 @@ type rawLegacy struct {
 	gets    int
 	deletes int
 	slow    chan struct{} // closed when a slow call's stream was closed
+	gotAns  chan struct{} // closed when a getanswer call's stream was closed
 }
 
 func newRawLegacy() *rawLegacy {
-	return &rawLegacy{get: make(chan string, 8), waiters: map[string]chan string{}, slow: make(chan struct{})}
+	return &rawLegacy{get: make(chan string, 8), waiters: map[string]chan string{}, slow: make(chan struct{}), gotAns: make(chan struct{})}
 }
 
 const legacyInit = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true},"logging":{}},"serverInfo":{"name":"raw-legacy","version":"3"},"instructions":"hi"}`
@@ -151,6 +153,11 @@ func (s *rawLegacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sseStart(w)
 		<-r.Context().Done()
 		close(s.slow)
+	case m.Method == "tools/call" && m.Name == "getanswer":
+		sseStart(w)
+		s.get <- `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[],"via":"get"}}`
+		<-r.Context().Done()
+		close(s.gotAns)
 	default:
 		answer(w, r, body, `{}`)
 	}
