@@ -263,7 +263,11 @@ func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
 	return true
 }
 
-// pendingByWireID finds the in-flight request the remote knows by id.
+// pendingByWireID finds the in-flight request the remote knows by id. A
+// scan, not a second index: only a response that strayed from its own
+// stream (GET stream, batch answer) comes here, and the wire id of a
+// translated request changes at several places an index would have to
+// follow.
 func (b *Bridge) pendingByWireID(id []byte) *pending {
 	b.mu.Lock()
 	defer b.mu.Unlock()
