@@ -60,7 +60,9 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		switch m.Kind {
 		case wire.KindRequest:
 			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s}
-			if !s.track(cl, m) {
+			if !s.trackOr404(w, cl, m) {
+				// Whatever of the batch was already sent dies with the
+				// session's child.
 				return
 			}
 			if err := s.child().start(cl, m); err != nil {

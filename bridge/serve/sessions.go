@@ -275,8 +275,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
 	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != ""}
-	if !s.track(cl, m) {
-		writeError(w, http.StatusNotFound, m.IDBytes(), wire.CodeRequestTimeout, "Session not found", nil)
+	if !s.trackOr404(w, cl, m) {
 		return
 	}
 	if err := s.child().start(cl, m); err != nil {
@@ -310,6 +309,16 @@ func (s *session) track(cl *call, m *wire.Message) bool {
 	s.pending = append(s.pending, cl)
 	s.byOrig[string(cl.origID)] = cl
 	return true
+}
+
+// trackOr404 tracks cl, or answers 404 when the session ended after the
+// request found it (DELETE, idle timeout or child exit in between).
+func (s *session) trackOr404(w http.ResponseWriter, cl *call, m *wire.Message) bool {
+	if s.track(cl, m) {
+		return true
+	}
+	writeError(w, http.StatusNotFound, m.IDBytes(), wire.CodeRequestTimeout, "Session not found", nil)
+	return false
 }
 
 // settled is called (on the child's reader goroutine) for every message
