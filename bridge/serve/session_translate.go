@@ -217,6 +217,22 @@ func (s *session) translatedResponse(m *wire.Message) {
 	}
 }
 
+// dropRound forgets the input round of the call the client knows as
+// origID, so that late answers to its requests are dropped; it reports
+// whether there was one.
+func (tr *translation) dropRound(origID []byte) bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	found := false
+	for id, round := range tr.inputs {
+		if string(round.origID) == string(origID) {
+			delete(tr.inputs, id)
+			found = true
+		}
+	}
+	return found
+}
+
 // retryInput re-sends the request with the collected inputResponses and
 // the byte-identical requestState, under a new id (mrtr: the retry's id
 // "MUST be different").

@@ -374,6 +374,13 @@ func (s *session) notify(m *wire.Message) {
 		if s.child().take(cl.childID) != nil {
 			s.settled(cl, true)
 			cl.sink.end()
+		} else if s.tr != nil && s.tr.dropRound(cl.origID) {
+			// The child answered already (input_required) and the bridge
+			// is waiting for the client's input: nothing runs at the
+			// child to cancel, so only the round and the call end here.
+			s.settled(cl, true)
+			cl.sink.end()
+			return
 		}
 	}
 	if m.Method == "notifications/initialized" && s.t.shared != nil {

@@ -1,7 +1,11 @@
 package serve
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +182,74 @@ func TestRequestsWaitForSlowChild(t *testing.T) {
 	resp, body := rawPost(t, srv+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", ""))
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"supportedVersions":["2026-07-28"]`) {
 		t.Fatalf("discover during start-up: %d %s", resp.StatusCode, body)
+	}
+}
+
+// A legacy client that cancels its call while the bridge waits for its
+// answer to an input_required round: the child has nothing left to cancel,
+// so the bridge itself must end the call's stream and forget the round.
+func TestLegacyCancelDuringInputRound(t *testing.T) {
+	b := startBridge(t, Config{}, bins["memos"], "-legacy=false")
+	resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	rawPost(t, b.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memo_delete_memo","arguments":{"name":"memos/private-draft"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	call, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Body.Close()
+	lines := bufio.NewScanner(call.Body)
+	var elicitID any
+	for elicitID == nil && lines.Scan() {
+		if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+			var m map[string]any
+			if json.Unmarshal([]byte(d), &m) == nil && m["method"] == "elicitation/create" {
+				elicitID = m["id"]
+			}
+		}
+	}
+	if elicitID == nil {
+		t.Fatalf("no elicitation/create on the call's stream (%v)", lines.Err())
+	}
+
+	resp, body = rawPost(t, b.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user gave up"}}`, hdr)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, body)
+	}
+	// The stream ends without a response to 7: the client cancelled it.
+	rest, err := io.ReadAll(call.Body)
+	if err != nil {
+		t.Fatalf("the call's stream did not end after the cancellation: %v", err)
+	}
+	if strings.Contains(string(rest), `"id":7`) {
+		t.Errorf("a response to the cancelled call: %s", rest)
+	}
+	if n := b.InFlight(); n != 0 {
+		t.Errorf("InFlight = %d after the cancellation, want 0", n)
+	}
+
+	// A late answer to the dropped round goes nowhere, and the session
+	// goes on serving.
+	idJSON, _ := json.Marshal(elicitID)
+	resp, body = rawPost(t, b.URL, `{"jsonrpc":"2.0","id":`+string(idJSON)+`,"result":{"action":"accept","content":{"confirm":true}}}`, hdr)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("late answer: %d %s", resp.StatusCode, body)
+	}
+	resp, body = rawPost(t, b.URL, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":100}}}`, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "private-draft") || strings.Contains(string(body), `"isError":true`) {
+		t.Fatalf("the memo should still exist: %d %s", resp.StatusCode, body)
 	}
 }
