@@ -440,7 +440,9 @@ func checkListenHTTP(t *testing.T, r *driverResult, kind, method string) {
 func TestModernDiscoverWhileChildStarts(t *testing.T) {
 	b := startBridge(t, serveOpts{Child: serverEverythingStdio(), NoWait: true})
 	t0 := time.Now()
-	client := &http.Client{Timeout: 5 * time.Second}
+	// The bridge holds a request until its child is up; on a loaded
+	// machine that can take longer than a few seconds.
+	client := &http.Client{Timeout: readyTimeout}
 	const body = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"interop-startup-probe","version":"1"}}}}`
 	statuses := map[string]int{}
 	var bad []string
