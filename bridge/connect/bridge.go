@@ -79,8 +79,9 @@ type pending struct {
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
-	// wireModern is also read by the stdin loop (cancellation): it is
-	// written under Bridge.mu, via setWireModern.
+	// Both are written under Bridge.mu (setWireID, setWireModern, resetWire)
+	// once p is in flight: wireModern is read by the stdin loop
+	// (cancellation), wireID by pendingByWireID on a stream's reader.
 	wireID     []byte
 	wireModern bool
 
@@ -109,6 +110,14 @@ type pending struct {
 func (b *Bridge) setWireModern(p *pending, modern bool) {
 	b.mu.Lock()
 	p.wireModern = modern
+	b.mu.Unlock()
+}
+
+// setWireID gives p a new id toward the remote. Only p's own goroutine
+// writes it, but pendingByWireID reads it from a stream's reader.
+func (b *Bridge) setWireID(p *pending, id []byte) {
+	b.mu.Lock()
+	p.wireID = id
 	b.mu.Unlock()
 }
 

@@ -106,8 +106,9 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 // resetWire undoes what a pass-through attempt set on p, and records the
 // era p goes to the remote in.
 func (b *Bridge) resetWire(p *pending, modern bool) {
-	p.wireID = p.id
-	b.setWireModern(p, modern)
+	b.mu.Lock()
+	p.wireID, p.wireModern = p.id, modern
+	b.mu.Unlock()
 	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
 	p.final, p.other = nil, nil
 }

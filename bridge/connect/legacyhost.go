@@ -292,7 +292,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		// mrtr §Client Requirements: the retry is the original request
 		// with a new id ("The JSON-RPC id MUST be different"),
 		// inputResponses and the requestState echoed byte for byte.
-		p.wireID = b.mintID("retry")
+		b.setWireID(p, b.mintID("retry"))
 		retry := wire.WithParamsFields(&orig, fields)
 		var rm wire.Message
 		if err := wire.Parse(retry, &rm); err != nil {

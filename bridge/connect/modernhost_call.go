@@ -97,7 +97,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	p.wireID = c.wid
+	b.setWireID(p, c.wid)
 	p.final, p.other = c.final, c.other
 	b.setOnCancel(p, c.cancelledByHost)
 	if p.cancelled.Load() {
@@ -414,7 +414,7 @@ func (c *call) end(err error) {
 		if err == nil {
 			err = errors.New("the remote closed the response stream before answering")
 		}
-		host.wireID = c.wid
+		b.setWireID(host, c.wid)
 		b.answerError(host, err)
 	}
 	release(host)
@@ -449,7 +449,7 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	c.state, c.asked = "", nil
 	c.timer.Stop()
 	c.host = p
-	p.wireID = c.wid
+	b.setWireID(p, c.wid)
 	p.answered = make(chan struct{})
 	// The retry declares capabilities and log level afresh.
 	c.caps, c.logs = m.ClientCapabilities(), m.LogLevel != ""
