@@ -217,47 +217,21 @@ func toLegacy(m *wire.Message, id []byte) ([]byte, error) {
 	return wire.WithoutFields(out, om.Meta, envelopeKeys...), nil
 }
 
-// cacheable results must carry caching hints in 2026-07-28 ("Servers MUST
-// include caching hints on results with resultType: complete" of these).
-var cacheable = map[string]bool{
-	"tools/list": true, "prompts/list": true, "resources/list": true,
-	"resources/templates/list": true, "resources/read": true,
-}
-
 // shape returns the remote's response as the host must see it: under the
-// host's id, a result with resultType ("result MUST include resultType")
-// and, for cacheable methods, ttlMs 0 and cacheScope private (a legacy
-// server says nothing about freshness, and its answer is the session's).
+// host's id, completed as a 2026-07-28 result (wire.CompleteResultEdit:
+// resultType, and caching hints on the cacheable methods), in one copy.
 func shape(fm *wire.Message, method string, hostID []byte) []byte {
-	raw := fm.Raw
-	m := fm
-	if fm.Result.Present() && raw[fm.Result.Start] == '{' {
-		var fields []byte
-		add := func(key, f string) {
-			if _, ok := wire.Field(raw, fm.Result, key); !ok {
-				if len(fields) > 0 {
-					fields = append(fields, ',')
-				}
-				fields = append(fields, f...)
-			}
-		}
-		add("resultType", `"resultType":"complete"`)
-		if cacheable[method] {
-			add("ttlMs", `"ttlMs":0`)
-			add("cacheScope", `"cacheScope":"private"`)
-		}
-		if len(fields) > 0 {
-			raw = wire.WithResultFields(fm, fields)
-			m = &wire.Message{}
-			if wire.Parse(raw, m) != nil {
-				return raw
-			}
-		}
+	edits := make([]wire.Edit, 0, 2)
+	if fm.ID.Present() {
+		edits = append(edits, wire.Edit{Span: fm.ID, Value: hostID})
 	}
-	if !m.ID.Present() {
-		return raw
+	if e, ok := wire.CompleteResultEdit(fm, method); ok {
+		edits = append(edits, e)
 	}
-	return wire.Splice(raw, wire.Edit{Span: m.ID, Value: hostID})
+	if len(edits) == 0 {
+		return fm.Raw
+	}
+	return wire.Splice(fm.Raw, edits...)
 }
 
 // applyLogLevel maps the per-request log level of 2026-07-28 onto the
