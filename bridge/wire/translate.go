@@ -104,15 +104,6 @@ func WithMetaFields(m *Message, fields []byte) []byte {
 	return WithParamsFields(m, append(append([]byte(`"_meta":{`), fields...), '}'))
 }
 
-// WithResultFields returns a response with fields added at the start of its
-// result object (e.g. `"resultType":"complete"` for a 2026-07-28 client).
-func WithResultFields(m *Message, fields []byte) []byte {
-	if !m.Result.Present() || m.Raw[m.Result.Start] != '{' {
-		return m.Raw
-	}
-	return InsertFields(m.Raw, m.Result, fields)
-}
-
 // WithoutFields returns the object at obj without the listed top-level keys
 // (a legacy peer does not know 2026-07-28's resultType, ttlMs, ...). It
 // returns raw itself when none of them is present (or the object cannot be
