@@ -14,7 +14,7 @@ import (
 )
 
 // The HTTP decision table for era detection (2026-07-28 streamable-http
-// §Backward Compatibility; DIGEST Appendix B).
+// §Backward Compatibility).
 func TestClassifyStatus(t *testing.T) {
 	rpc := func(code int, data string) []byte {
 		var d []byte

@@ -26,7 +26,7 @@
 // server/discover answered from a legacy session the bridge opens,
 // resultType and caching hints added, server-to-client requests turned
 // into input_required, and change notifications on its own
-// subscriptions/listen streams. TRANSLATION.md lists what cannot be
+// subscriptions/listen streams. docs/compatibility.md lists what cannot be
 // translated.
 //
 // Lifecycle: New, then Run until the host closes stdin (in-flight requests

@@ -18,7 +18,7 @@ import (
 // different eras, so detection happens lazily, on evidence from the
 // host's own traffic, and a probe is sent only when that evidence is
 // ambiguous (2026-07-28 streamable-http §Backward Compatibility; the
-// decision table is docs' DIGEST Appendix B).
+// decision table is in docs/compatibility.md).
 
 // modernVersion is the 2026-07-28 revision, the first modern one.
 const modernVersion = "2026-07-28"

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -71,7 +73,7 @@ type SuiteResult struct {
 // RunSuite measures one target and stops every process it started.
 func RunSuite(ctx context.Context, cfg SuiteConfig) (res SuiteResult) {
 	began := time.Now()
-	res = SuiteResult{ID: cfg.ID, Round: cfg.Round, Name: cfg.Name, Group: cfg.Group, Role: cfg.Role, Transport: cfg.Transport, Era: "2026-07-28", URL: cfg.URL, Command: cfg.Spawn}
+	res = SuiteResult{ID: cfg.ID, Round: cfg.Round, Name: cfg.Name, Group: cfg.Group, Role: cfg.Role, Transport: cfg.Transport, Era: "2026-07-28", URL: cfg.URL, Command: portableArgv(cfg.Spawn)}
 	if cfg.Legacy {
 		res.Era = "2025-11-25"
 	}
@@ -321,4 +323,26 @@ func CopyFloor(size, reps int, cold bool) (CopyResult, error) {
 	res.Median = ms(ds[len(ds)/2])
 	res.Min = ms(ds[0])
 	return res, nil
+}
+
+// portableArgv is the command as recorded in results files, which are
+// committed: a path under the working directory (run.sh runs from the
+// repository root) is written relative to it, so no file names a path of the
+// machine that ran the benchmark.
+func portableArgv(argv []string) []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return argv
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = a
+		if !filepath.IsAbs(a) {
+			continue
+		}
+		if rel, err := filepath.Rel(wd, a); err == nil && filepath.IsLocal(rel) {
+			out[i] = rel
+		}
+	}
+	return out
 }
