@@ -70,6 +70,8 @@ type childConn struct {
 	ids   *atomic.Int64
 	owner owner
 	log   zerolog.Logger
+	lim   *limits // counts the calls in flight; nil outside a Handler
+	warn  *warner // rate-limits warnings about the child's output
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -104,6 +106,7 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		return errChildGone
 	}
 	c.calls[cl.childID] = cl
+	c.lim.started()
 	if cl.logLevel {
 		c.logging++
 	}
@@ -186,6 +189,7 @@ func (c *childConn) take(id int64) *call {
 	cl := c.calls[id]
 	if cl != nil {
 		delete(c.calls, id)
+		c.lim.ended(1)
 		if cl.logLevel {
 			c.logging--
 		}
@@ -223,7 +227,7 @@ func (c *childConn) cancel(cl *call, reason string) {
 func (c *childConn) onMessage(raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
-		c.log.Warn().Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
+		c.warn.event(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
 	switch m.Kind {
@@ -430,6 +434,7 @@ func (c *childConn) failAll(reason string, exitErr error) {
 	c.gone = true
 	calls := c.calls
 	c.calls = make(map[int64]*call)
+	c.lim.ended(len(calls))
 	c.logging = 0
 	c.mu.Unlock()
 	var data []byte

@@ -79,7 +79,7 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 		honoured.ResourceSubscriptions = want.ResourceSubscriptions
 	}
 	l := &listener{
-		id: clone(m.IDBytes()), sink: newSink(1),
+		id: clone(m.IDBytes()), sink: h.newSink(1),
 		tools: honoured.ToolsListChanged, prompts: honoured.PromptsListChanged, resources: honoured.ResourcesListChanged,
 		uris: map[string]bool{},
 	}

@@ -62,7 +62,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		// stdio gives no link from this request to the call that caused it;
 		// with several candidates a guess could show one client's prompt to
 		// another.
-		c.log.Warn().Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
+		ss.s.h.warn.event(c.log, "unattributed_request").Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot tell which client this "+m.Method+" is for", nil))
 		return
 	}
@@ -205,7 +205,7 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 	}
 	ss.mu.Unlock()
 
-	sk := newSink(1)
+	sk := h.newSink(1)
 	var token2 []byte
 	if m.ProgressToken.Present() {
 		token2 = clone(m.Bytes(m.ProgressToken))
