@@ -19,6 +19,18 @@ var unbudgeted = &limits{
 	perStream: 32 << 20, holding: map[*sink]bool{},
 }
 
+// Input rounds (2026-07-28 mrtr) hold state between a server's request for
+// input and the client's answers: bounded in count and in bytes (one
+// stream's bound), so neither a child nor a client can grow it at will.
+const (
+	maxRoundInputs = 64  // input requests of one call awaiting answers
+	maxOpenInputs  = 256 // input requests a translated session has open
+
+	// maxSubscriptions bounds the resource subscriptions the bridge keeps
+	// for one translated session.
+	maxSubscriptions = 1024
+)
+
 // limits are the budgets every stream and child of a Handler share:
 // requests in flight toward children, and the bytes held for clients.
 //

@@ -48,6 +48,7 @@ type call struct {
 	origToken []byte   // the client's progress token, verbatim; nil if none
 	sink      *sink    // where the client reads; nil while suspended (MRTR)
 	held      [][]byte // raw child messages kept while suspended
+	heldBytes int      // their size, bounded like a stream's queue
 }
 
 func (cl *call) target() (id, token []byte, sk *sink) {
@@ -266,8 +267,15 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 	cl.mu.Lock()
 	if cl.sink == nil && cl.deliverFn == nil {
 		// Suspended: the client has an input_required result and has not
-		// retried yet. Keep the message for the retry's stream.
+		// retried yet. Keep the message for the retry's stream, within a
+		// stream's bound; only the final response is always kept.
+		if m.Kind != wire.KindResponse && cl.heldBytes+len(m.Raw) > c.perStream() {
+			cl.mu.Unlock()
+			c.warn.event(c.log, "held_full").Int64("child_id", cl.childID).Msg("suspended call holds too much; child message dropped")
+			return
+		}
 		cl.held = append(cl.held, clone(m.Raw))
+		cl.heldBytes += len(m.Raw)
 		cl.mu.Unlock()
 		return
 	}
@@ -335,7 +343,7 @@ func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
 		cl.origToken = token
 	}
 	held := cl.held
-	cl.held = nil
+	cl.held, cl.heldBytes = nil, 0
 	cl.mu.Unlock()
 	for _, raw := range held {
 		var m wire.Message
@@ -454,6 +462,15 @@ func (c *childConn) failAll(reason string, exitErr error) {
 		}
 		c.deliver(cl, sk, msg, true)
 	}
+}
+
+// perStream is what one client stream may hold, which also bounds what the
+// bridge keeps for one call or session while no stream is open.
+func (c *childConn) perStream() int {
+	if c.lim == nil {
+		return int(unbudgeted.perStream)
+	}
+	return int(c.lim.perStream)
 }
 
 // pending returns the number of calls in flight.

@@ -86,6 +86,10 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	for _, u := range honoured.ResourceSubscriptions {
 		l.uris[u] = true
 	}
+	// A listen stream the bridge serves itself is no call at the child, but
+	// it is a request in flight like one (--max-inflight).
+	h.lim.started()
+	defer h.lim.ended(1)
 	hub := &h.shared.listen
 	hub.add(r.Context(), conn, l)
 	defer hub.remove(conn, l)

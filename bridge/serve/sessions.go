@@ -59,6 +59,7 @@ type session struct {
 	version    string
 	get        *sink
 	backlog    [][]byte
+	backlogLen int              // bytes in backlog
 	pending    []*call          // in arrival order
 	byOrig     map[string]*call // client request id -> its call in flight
 	attached   int              // requests being served and streams open
@@ -443,12 +444,20 @@ func (s *session) route(msg []byte, related bool) {
 		}
 	}
 	s.mu.Lock()
-	if len(s.backlog) >= maxBacklog {
+	// Bounded in count and in bytes (what one stream may hold).
+	dropped := 0
+	for len(s.backlog) > 0 && (len(s.backlog) >= maxBacklog || s.backlogLen+len(msg) > int(s.t.h.lim.perStream)) {
+		s.backlogLen -= len(s.backlog[0])
+		s.backlog[0] = nil
 		s.backlog = s.backlog[1:]
-		s.t.h.warn.event(s.log, "backlog_full").Msg("session backlog full; oldest server message dropped")
+		dropped++
 	}
 	s.backlog = append(s.backlog, msg)
+	s.backlogLen += len(msg)
 	s.mu.Unlock()
+	if dropped > 0 {
+		s.t.h.warn.event(s.log, "backlog_full").Int("dropped", dropped).Msg("session backlog full; oldest server messages dropped")
+	}
 }
 
 // end terminates the session: it is forgotten (later requests get 404), its
@@ -514,7 +523,7 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	old := s.get
 	s.get = sk
 	backlog := s.backlog
-	s.backlog = nil
+	s.backlog, s.backlogLen = nil, 0
 	s.mu.Unlock()
 	if old != nil {
 		// A reconnecting client replaces its stream; the old connection is

@@ -295,3 +295,112 @@ func TestServeUnreadAnswers(t *testing.T) {
 		t.Errorf("RSS peaked at %.1f MiB, want < --max-buffered + 128 MiB = 192 MiB", peak)
 	}
 }
+
+// childrenOf returns the pids whose parent is pid.
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range ents {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		var ppid int
+		if len(f) > 1 && f[0] != "Z" {
+			fmt.Sscan(f[1], &ppid)
+		}
+		if ppid == pid {
+			kids = append(kids, p)
+		}
+	}
+	return kids
+}
+
+const legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// Legacy sessions whose clients disconnected mid-call are reaped within
+// --session-idle-timeout + 5 s (their children gone, their ids 404), and
+// 100 of them do not lock out the 101st client.
+func TestServeReapsAbandonedSessions(t *testing.T) {
+	addr := freePort(t)
+	p := startBridgeProc(t, "serve", "--listen", addr, "--session-idle-timeout", "3s", "--max-sessions", "100",
+		"--", bin["memos"], "-step-delay", "200ms")
+	waitReady(t, addr)
+	url := "http://" + addr + "/mcp"
+	pid := p.cmd.Process.Pid
+	const clients = 100
+	ids := make([]string, clients)
+	var mu sync.Mutex
+	var lastLeft time.Time
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 10)
+	for i := range clients {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			resp := post(t, url, legacyInit, nil)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			sid := resp.Header.Get("Mcp-Session-Id")
+			if sid == "" {
+				t.Errorf("client %d: initialize: %d", i, resp.StatusCode)
+				return
+			}
+			ids[i] = sid
+			hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+			resp = post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+			resp.Body.Close()
+			// A long call; the client leaves after its first progress event.
+			resp = post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},"_meta":{"progressToken":1}}}`, hdr)
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Errorf("client %d: stream ended before any progress: %v", i, err)
+					break
+				}
+				if strings.Contains(line, "notifications/progress") {
+					break
+				}
+			}
+			resp.Body.Close() // disconnect mid-call
+			mu.Lock()
+			lastLeft = time.Now()
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	kids := len(childrenOf(pid)) // the first sessions may be reaped already
+	// The shared child for 2026-07-28 clients stays.
+	deadline := lastLeft.Add(3*time.Second + 5*time.Second)
+	for len(childrenOf(pid)) > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d children still running %v after the last client left; want the sessions reaped within idle timeout + 5s",
+				len(childrenOf(pid)), time.Since(lastLeft).Round(time.Millisecond))
+		}
+		time.Sleep(50 * time.Millisecond) // polling other processes
+	}
+	t.Logf("%d abandoned sessions (%d children left when the last client left) all reaped %v after it (--session-idle-timeout 3s)",
+		clients, kids, time.Since(lastLeft).Round(time.Millisecond))
+	for i, sid := range ids {
+		resp := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid})
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("session %d after reaping: %d, want 404", i, resp.StatusCode)
+		}
+	}
+	resp := post(t, url, legacyInit, nil)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("client 101: %d, want a new session", resp.StatusCode)
+	}
+}
