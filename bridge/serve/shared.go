@@ -364,8 +364,19 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
+	host, err := stdiohost.Start(h.cfg.Command(), hostOptions(h, conn))
+	if err != nil {
+		return nil, err
+	}
+	conn.attach(host)
+	return host, nil
+}
+
+// hostOptions are the stdiohost options of a child for conn, which it
+// binds to the Handler's budgets.
+func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 	conn.lim, conn.warn = h.lim, h.warn
-	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
+	return stdiohost.Options{
 		OnMessage: conn.onMessage,
 		OnBadLine: func(err error) {
 			h.warn.event(conn.log, "long_line").Err(err).Msg("child stdout line skipped")
@@ -374,10 +385,5 @@ func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
 		TerminateDelay: h.cfg.TerminateDelay,
 		WriteTimeout:   h.cfg.childWriteTimeout(),
 		Logger:         conn.log,
-	})
-	if err != nil {
-		return nil, err
 	}
-	conn.attach(host)
-	return host, nil
 }

@@ -1,0 +1,133 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func testLimits(maxBuffered, perStream int64) *limits {
+	cfg := Config{MaxBuffered: maxBuffered, MaxMessageSize: int(perStream)}
+	return newLimits(&cfg, zerolog.Nop(), &warner{})
+}
+
+func budgetSink(l *limits, want int) (*sink, *atomic.Int32) {
+	s := newSink(want)
+	s.lim = l
+	var aborts atomic.Int32
+	s.setAbort(func() { aborts.Add(1) })
+	return s, &aborts
+}
+
+// One stream holds one message, or a queue up to --max-message-size; a
+// client that lets more pile up loses its stream, not the bridge its
+// memory.
+func TestSinkPerStreamBound(t *testing.T) {
+	l := testLimits(1<<20, 100)
+	s, aborts := budgetSink(l, -1)
+	if !s.push(make([]byte, 150), false) { // alone, a message always fits
+		t.Fatal("first message refused")
+	}
+	if _, _, overrun := s.take(); overrun {
+		t.Fatal("a single message overran the stream")
+	}
+	// Taken but not written (a blocked write): still held.
+	s.push(make([]byte, 10), false)
+	if _, _, overrun := s.take(); !overrun || aborts.Load() != 1 {
+		t.Fatalf("overrun %v, aborts %d: want the stream cut and its write aborted", overrun, aborts.Load())
+	}
+	if s.push([]byte("x"), false) {
+		t.Error("a cut stream took a message")
+	}
+}
+
+// Past --max-buffered the stream holding the most is cut, its bytes come
+// back to the budget, and new requests are refused while it is spent.
+func TestBudgetCutsLargestHolder(t *testing.T) {
+	l := testLimits(100, 1000)
+	big, bigAborts := budgetSink(l, -1)
+	small, smallAborts := budgetSink(l, -1)
+	big.push(make([]byte, 60), false)
+	msgs, _, _ := big.take() // in a blocked write
+	small.push(make([]byte, 30), false)
+	if l.spent() {
+		t.Fatal("budget spent at 90 of 100 bytes")
+	}
+	small.push(make([]byte, 20), false) // 110 > 100
+	if bigAborts.Load() != 1 || smallAborts.Load() != 0 {
+		t.Fatalf("aborts: big %d, small %d; want the largest holder cut", bigAborts.Load(), smallAborts.Load())
+	}
+	if !l.spent() {
+		t.Error("budget not spent while the cut stream's write is still blocked")
+	}
+	big.drop(msgs) // the aborted write returns
+	if l.spent() {
+		t.Error("budget still spent after the cut stream let go")
+	}
+	m, _, overrun := small.take()
+	if overrun || len(m) != 2 {
+		t.Fatalf("the smaller stream lost its messages: %d, overrun %v", len(m), overrun)
+	}
+	small.drop(m)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buffered != 0 || len(l.holding) != 0 {
+		t.Errorf("after every message was written: %d bytes held by %d streams, want 0", l.buffered, len(l.holding))
+	}
+}
+
+// --max-inflight: a request beyond it gets 503 with Retry-After while the
+// others run; once they are done, requests are served again.
+func TestMaxInflight(t *testing.T) {
+	b := startBridge(t, Config{MaxInflight: 1}, bins["memos"], "-step-delay", "50ms")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	long := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},%s}}`,
+		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(long))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modernHeaders("tools/call", "memo_export_memos") {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first progress event: the call is in flight at the child.
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatalf("long call: %q %v", line, err)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`
+	r2, body := rawPost(t, b.URL, list, modernHeaders("tools/list", ""))
+	if r2.StatusCode != http.StatusServiceUnavailable || r2.Header.Get("Retry-After") == "" || !strings.Contains(string(body), `"id":2`) {
+		t.Fatalf("second request over --max-inflight 1: %d %q %s", r2.StatusCode, r2.Header.Get("Retry-After"), body)
+	}
+	cancel() // the long call is cancelled at the child
+	resp.Body.Close()
+	waitFor(t, "the cancelled call to leave", func() bool { return b.lim.inflight.Load() == 0 })
+	if r3, body := rawPost(t, b.URL, list, modernHeaders("tools/list", "")); r3.StatusCode != 200 {
+		t.Errorf("after the long call ended: %d %s", r3.StatusCode, body)
+	}
+}
+
+// A child that floods its stdout with lines that are not JSON-RPC gets one
+// warning per interval, with a count, not one per line.
+func TestFloodingChildWarningsSummarized(t *testing.T) {
+	const lines = 100000
+	// The era probe's siblings flood as well.
+	b := startBridge(t, Config{}, "sh", "-c", fmt.Sprintf("yes not-json | head -n %d; exec %s", lines, bins["memos"]))
+	// The flood precedes the child's answer to the bridge's discover, so it
+	// has been read once the bridge is ready.
+	n := strings.Count(b.log.String(), "not a JSON-RPC message")
+	t.Logf("%d non-JSON lines from the child: %d warning lines", lines, n)
+	if n == 0 || n > 5 {
+		t.Errorf("%d warning lines for %d bad lines, want a handful", n, lines)
+	}
+}
