@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -120,28 +121,40 @@ func (l *limits) charge(s *sink, n int) (ok bool, victims []*sink) {
 	if s.charged > 0 && s.charged+int64(n) > l.perStream {
 		return false, nil
 	}
+	if s.charged == 0 {
+		s.since = time.Now()
+	}
 	s.charged += int64(n)
 	l.buffered += int64(n)
 	l.holding[s] = true
 	if l.buffered <= l.maxBuffered {
 		return true, nil
 	}
-	// Over budget: cut the largest holders until the rest fits. Their
+	// Over budget: cut the largest holders until the rest fits; of equal
+	// ones, the one that has held bytes longest (a client that reads lets
+	// go of them, one that does not keeps them). Their
 	// bytes are released when the cut lands (queued ones at once, one in a
 	// blocked write when the write is aborted), so the total is projected.
+	// Streams cut already are about to let go of theirs.
 	total := l.buffered
-	picked := map[*sink]bool{}
+	for h := range l.holding {
+		if h.cutting {
+			total -= h.charged
+		}
+	}
 	for total > l.maxBuffered {
 		var big *sink
 		for h := range l.holding {
-			if !picked[h] && !h.cutting && (big == nil || h.charged > big.charged) {
+			if h.cutting {
+				continue
+			}
+			if big == nil || h.charged > big.charged || h.charged == big.charged && h.since.Before(big.since) {
 				big = h
 			}
 		}
 		if big == nil {
 			break
 		}
-		picked[big] = true
 		big.cutting = true
 		total -= big.charged
 		victims = append(victims, big)

@@ -201,7 +201,9 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		endCh:      make(chan struct{}),
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
+		attached:   1, // by this initialize request, however long the child takes
 	}
+	context.AfterFunc(r.Context(), s.detach)
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
 	if !t.h.shared.eras.legacy {
 		if t.h.shared.connection(r.Context()) == nil {

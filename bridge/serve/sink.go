@@ -1,6 +1,9 @@
 package serve
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // A sink queues the messages bound for one HTTP response stream. The child's
 // reader goroutine pushes without ever blocking; the request's goroutine
@@ -22,8 +25,9 @@ type sink struct {
 	overrun bool
 	abort   func() // ends a write blocked on the client; set by the pump
 
-	charged int64 // held: queued plus taken and not yet written (lim.mu)
-	cutting bool  // picked to be cut (lim.mu)
+	charged int64     // held: queued plus taken and not yet written (lim.mu)
+	cutting bool      // picked to be cut (lim.mu)
+	since   time.Time // when charged last rose from zero (lim.mu)
 }
 
 func newSink(want int) *sink {
