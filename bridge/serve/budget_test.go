@@ -3,13 +3,18 @@ package serve
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 func testLimits(maxBuffered, perStream int64) *limits {
@@ -129,5 +134,74 @@ func TestFloodingChildWarningsSummarized(t *testing.T) {
 	t.Logf("%d non-JSON lines from the child: %d warning lines", lines, n)
 	if n == 0 || n > 5 {
 		t.Errorf("%d warning lines for %d bad lines, want a handful", n, lines)
+	}
+}
+
+// sinkChild is a childConn whose child swallows everything it is sent.
+func sinkChild(t *testing.T, h *Handler) *childConn {
+	t.Helper()
+	c := newChildConn(&h.ids, h.shared, zerolog.Nop())
+	host, err := stdiohost.Start(exec.Command("sh", "-c", "cat >/dev/null"), hostOptions(h, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.attach(host)
+	t.Cleanup(func() { host.Close() })
+	return c
+}
+
+// A legacy child asking a modern client for input without end: one call
+// keeps at most maxRoundInputs requests open; the rest are refused to the
+// child instead of piling up in the bridge.
+func TestInputRoundBoundedForLegacyChild(t *testing.T) {
+	h, err := New(Config{Command: commandFor("true")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sinkChild(t, h)
+	cl := &call{childID: 1, method: "tools/call", complete: true, sink: h.newSink(1),
+		caps: wire.Capabilities{Sampling: json.RawMessage(`{}`)}, origID: []byte("7")}
+	c.calls[1] = cl
+	for i := range 3 * maxRoundInputs {
+		var m wire.Message
+		if err := wire.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"sampling/createMessage","params":{"n":%d}}`, 1000+i, i), &m); err != nil {
+			t.Fatal(err)
+		}
+		h.shared.mrtr.childRequest(c, &m)
+	}
+	ss := &h.shared.mrtr
+	ss.mu.Lock()
+	n := len(ss.byCall[cl].asks)
+	ss.mu.Unlock()
+	ss.closeAll()
+	if n != maxRoundInputs {
+		t.Errorf("%d input requests held for one call, want %d", n, maxRoundInputs)
+	}
+}
+
+// A 2026-07-28 child whose input_required asks a legacy client for more
+// inputs than the bound: the call fails instead of the bridge keeping them.
+func TestInputRoundBoundedForModernChild(t *testing.T) {
+	h, err := New(Config{Command: commandFor("true")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: h.sessions, byOrig: map[string]*call{}, log: zerolog.Nop(),
+		tr: &translation{subs: map[string]bool{}, inputs: map[string]*inputRound{}}}
+	cl := &call{origID: []byte("7"), method: "tools/call", sink: h.newSink(1), sess: s}
+	s.pending, s.byOrig["7"] = []*call{cl}, cl
+	reqs := make([]string, maxRoundInputs+1)
+	for i := range reqs {
+		reqs[i] = fmt.Sprintf(`"k%d":{"method":"roots/list"}`, i)
+	}
+	var resp wire.Message
+	raw := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{` + strings.Join(reqs, ",") + `}}}`
+	if err := wire.Parse([]byte(raw), &resp); err != nil {
+		t.Fatal(err)
+	}
+	s.inputRequired(&resp, []byte(`{}`), []byte("7"), "tools/call")
+	msgs, complete, _ := cl.sink.take()
+	if len(s.tr.inputs) != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
+		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", len(s.tr.inputs), len(msgs), complete)
 	}
 }
