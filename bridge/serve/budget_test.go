@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -204,4 +206,63 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 	if len(s.tr.inputs) != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
 		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", len(s.tr.inputs), len(msgs), complete)
 	}
+}
+
+// A legacy session whose client left mid-call is reaped after the idle
+// timeout although its call is pending: the call is cancelled toward the
+// child, the session answers 404. While a stream is open the session is
+// not idle.
+func TestIdleSessionReapedWithPendingCall(t *testing.T) {
+	stdin := t.TempDir() + "/stdin"
+	b := startBridge(t, Config{SessionIdleTimeout: 500 * time.Millisecond}, teeCommand(stdin, bins["memos"], "-step-delay", "50ms")...)
+	resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	rawPost(t, b.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+
+	// A GET stream keeps the session attached past the idle timeout.
+	getCtx, endGet := context.WithCancel(context.Background())
+	defer endGet()
+	get, _ := http.NewRequestWithContext(getCtx, http.MethodGet, b.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	getResp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer getResp.Body.Close()
+
+	ctx, leave := context.WithCancel(context.Background())
+	defer leave()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},"_meta":{"progressToken":1}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	call, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(call.Body)
+	// Progress events for 3 idle timeouts while the GET stream is open.
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatalf("call ended while the client was attached: %v", err)
+		}
+	}
+	leave() // the client disconnects mid-call...
+	call.Body.Close()
+	endGet() // ...and from its GET stream
+	left := time.Now()
+	waitFor(t, "the abandoned session to be reaped", func() bool { return b.sessions.count() == 0 })
+	t.Logf("session with a pending call reaped %v after its client left (idle timeout 500ms)", time.Since(left).Round(time.Millisecond))
+	if r, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, hdr); r.StatusCode != http.StatusNotFound {
+		t.Errorf("request on a reaped session: %d %s, want 404", r.StatusCode, body)
+	}
+	waitFor(t, "the child to be told", func() bool {
+		b, _ := os.ReadFile(stdin)
+		return strings.Contains(string(b), `"method":"notifications/cancelled"`)
+	})
 }
