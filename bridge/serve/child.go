@@ -155,6 +155,7 @@ func (c *childConn) request(ctx context.Context, method string, params []byte) (
 		select {
 		case raw = <-cl.internal: // answered just before the exit
 		default:
+			c.take(cl.childID) // no longer in flight (--max-inflight)
 			return nil, errChildGone
 		}
 	case <-ctx.Done():

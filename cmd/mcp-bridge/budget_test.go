@@ -80,7 +80,7 @@ func postHead(addr string, length int, hdr map[string]string) string {
 func TestServeHungChild(t *testing.T) {
 	addr := freePort(t)
 	p := startBridgeProc(t, "serve", "--listen", addr, "--child-protocol", "modern",
-		"--child-write-timeout", "2s", "--shutdown-timeout", "3s", "--", bin["hostilechild"], "-marker", t.TempDir()+"/stalled")
+		"--child-write-timeout", "2s", "--shutdown-timeout", "3s", "--", bin["hostilechild"], "-deaf", "-marker", t.TempDir()+"/deaf")
 	waitReady(t, addr)
 	base := "http://" + addr
 
@@ -122,15 +122,14 @@ func TestServeHungChild(t *testing.T) {
 		probes.Wait()
 	}()
 
-	// 30 × 256 KiB requests: the first one read stalls the child, the
-	// rest fill its stdin pipe.
+	// 30 × 256 KiB requests to a child that no longer reads: none fits in
+	// its stdin pipe.
 	pad := strings.Repeat("x", 256<<10)
 	var wg sync.WaitGroup
 	var worst atomic.Int64
 	for i := range 30 {
 		wg.Go(func() {
-			name := "stall"
-			body, hdr := toolCall(i+1, name, `{"pad":"`+pad+`"}`)
+			body, hdr := toolCall(i+1, "big", `{"pad":"`+pad+`"}`)
 			c := &http.Client{Timeout: 60 * time.Second}
 			t0 := time.Now()
 			req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
@@ -176,7 +175,7 @@ func TestServeHungChild(t *testing.T) {
 	// SIGTERM while the (restarted) child is hung again.
 	waitReady(t, addr)
 	for i := range 3 {
-		body, hdr := toolCall(100+i, "stall", `{"pad":"`+pad+`"}`)
+		body, hdr := toolCall(100+i, "big", `{"pad":"`+pad+`"}`)
 		rawRequest(t, addr, postHead(addr, len(body), hdr), body)
 	}
 	t0 := time.Now()

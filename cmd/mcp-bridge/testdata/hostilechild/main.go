@@ -1,13 +1,13 @@
 // Command hostilechild is a 2026-07-28 MCP stdio server that misbehaves on
 // request, for the bridge's budget tests. It answers server/discover (so
-// the bridge takes it for ready) and two tools:
+// the bridge takes it for ready) and one tool, "big" {"bytes": N}: a result
+// whose text is N bytes long.
 //
-//   - "stall": the child stops reading its stdin, and never answers;
-//   - "big" {"bytes": N}: a result whose text is N bytes long.
-//
-// With -marker PATH, a stall creates PATH, and a child started while PATH
-// exists takes 3 s to start serving: the bridge's restart of a hung child
-// is then visible long enough to be observed.
+// With -deaf it stops reading its stdin once it has answered
+// server/discover. With -marker PATH as well, going deaf creates PATH, and
+// a child started while PATH exists takes 3 s to start serving: the
+// bridge's restart of a hung child is then visible long enough to be
+// observed.
 package main
 
 import (
@@ -20,7 +20,8 @@ import (
 )
 
 func main() {
-	marker := flag.String("marker", "", "file created on a stall; its presence slows the start")
+	deaf := flag.Bool("deaf", false, "stop reading stdin after answering server/discover")
+	marker := flag.String("marker", "", "file created on going deaf; its presence slows the start")
 	flag.Parse()
 	if *marker != "" {
 		if _, err := os.Stat(*marker); err == nil {
@@ -50,12 +51,14 @@ func main() {
 		switch {
 		case m.Method == "server/discover":
 			out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"supportedVersions":["2026-07-28"],"capabilities":{},"serverInfo":{"name":"hostilechild","version":"1"}}}` + "\n")
-		case m.Method == "tools/call" && m.Params.Name == "stall":
-			if *marker != "" {
-				os.WriteFile(*marker, nil, 0o600)
-			}
-			for { // never read again, never answer
-				time.Sleep(time.Hour)
+			if *deaf {
+				out.Flush()
+				if *marker != "" {
+					os.WriteFile(*marker, nil, 0o600)
+				}
+				for { // never read again, never answer
+					time.Sleep(time.Hour)
+				}
 			}
 		case m.Method == "tools/call" && m.Params.Name == "big":
 			out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"`)
