@@ -5,7 +5,7 @@
 //
 // With -deaf it stops reading its stdin once it has answered
 // server/discover. With -marker PATH as well, going deaf creates PATH, and
-// a child started while PATH exists takes 3 s to start serving: the
+// a child started while PATH exists takes 2 s to start serving: the
 // bridge's restart of a hung child is then visible long enough to be
 // observed.
 package main
@@ -25,7 +25,7 @@ func main() {
 	flag.Parse()
 	if *marker != "" {
 		if _, err := os.Stat(*marker); err == nil {
-			time.Sleep(3 * time.Second)
+			time.Sleep(2 * time.Second)
 		}
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
