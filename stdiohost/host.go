@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,11 @@ type Options struct {
 	// the delays the TypeScript SDK uses.
 	TerminateDelay time.Duration
 
+	// WriteTimeout bounds every write to the child's stdin. Past it the
+	// child is taken for hung: its process group is killed and Send returns
+	// ErrHung. If zero or negative, writes have no deadline.
+	WriteTimeout time.Duration
+
 	// Logger receives the child's stderr lines (at info level, one record per
 	// line) and lifecycle events. The zero value discards them.
 	Logger zerolog.Logger
@@ -63,6 +69,8 @@ type Host struct {
 	exited chan struct{} // closed when the process has been waited for
 	done   chan struct{} // closed when every goroutine has finished
 	err    error         // exit error; written before exited is closed
+
+	hung atomic.Bool // killed for a write timeout
 
 	closeOnce sync.Once
 	closeErr  error
@@ -124,7 +132,11 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	childErr.Close()
 	h.started = time.Now()
 	h.log = opts.Logger.With().Int("child_pid", cmd.Process.Pid).Logger()
-	h.w = lineio.NewWriter(h.stdin)
+	if opts.WriteTimeout > 0 {
+		h.w = lineio.NewWriter(deadlineWriter{h.stdin, opts.WriteTimeout})
+	} else {
+		h.w = lineio.NewWriter(h.stdin)
+	}
 
 	var readers sync.WaitGroup
 	readers.Go(h.readStdout)
@@ -145,7 +157,9 @@ func (h *Host) Started() time.Time { return h.started }
 
 // Send writes one message to the child's stdin, followed by a newline. It
 // returns ErrClosed once stdin is closed and lineio.ErrEmbeddedNewline for a
-// message that contains a newline. Send blocks while the pipe is full.
+// message that contains a newline. Send blocks while the pipe is full, at
+// most Options.WriteTimeout; past it the child is killed and Send returns
+// ErrHung.
 func (h *Host) Send(msg []byte) error {
 	select {
 	case <-h.exited:
@@ -155,6 +169,10 @@ func (h *Host) Send(msg []byte) error {
 	if err := h.w.Write(msg); err != nil {
 		if errors.Is(err, lineio.ErrEmbeddedNewline) {
 			return err
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) || h.hung.Load() {
+			h.hang()
+			return ErrHung
 		}
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}

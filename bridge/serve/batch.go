@@ -54,7 +54,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 			requests++
 		}
 	}
-	sk := newSink(requests)
+	sk := t.h.newSink(requests)
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Kind {

@@ -48,6 +48,7 @@ type call struct {
 	origToken []byte   // the client's progress token, verbatim; nil if none
 	sink      *sink    // where the client reads; nil while suspended (MRTR)
 	held      [][]byte // raw child messages kept while suspended
+	heldBytes int      // their size, bounded like a stream's queue
 }
 
 func (cl *call) target() (id, token []byte, sk *sink) {
@@ -70,6 +71,8 @@ type childConn struct {
 	ids   *atomic.Int64
 	owner owner
 	log   zerolog.Logger
+	lim   *limits // counts the calls in flight; nil outside a Handler
+	warn  *warner // rate-limits warnings about the child's output
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -104,6 +107,7 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		return errChildGone
 	}
 	c.calls[cl.childID] = cl
+	c.lim.started()
 	if cl.logLevel {
 		c.logging++
 	}
@@ -151,6 +155,7 @@ func (c *childConn) request(ctx context.Context, method string, params []byte) (
 		select {
 		case raw = <-cl.internal: // answered just before the exit
 		default:
+			c.take(cl.childID) // no longer in flight (--max-inflight)
 			return nil, errChildGone
 		}
 	case <-ctx.Done():
@@ -186,6 +191,7 @@ func (c *childConn) take(id int64) *call {
 	cl := c.calls[id]
 	if cl != nil {
 		delete(c.calls, id)
+		c.lim.ended(1)
 		if cl.logLevel {
 			c.logging--
 		}
@@ -223,7 +229,7 @@ func (c *childConn) cancel(cl *call, reason string) {
 func (c *childConn) onMessage(raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
-		c.log.Warn().Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
+		c.warn.event(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
 	switch m.Kind {
@@ -262,8 +268,15 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 	cl.mu.Lock()
 	if cl.sink == nil && cl.deliverFn == nil {
 		// Suspended: the client has an input_required result and has not
-		// retried yet. Keep the message for the retry's stream.
+		// retried yet. Keep the message for the retry's stream, within a
+		// stream's bound; only the final response is always kept.
+		if m.Kind != wire.KindResponse && cl.heldBytes+len(m.Raw) > c.perStream() {
+			cl.mu.Unlock()
+			c.warn.event(c.log, "held_full").Int64("child_id", cl.childID).Msg("suspended call holds too much; child message dropped")
+			return
+		}
 		cl.held = append(cl.held, clone(m.Raw))
+		cl.heldBytes += len(m.Raw)
 		cl.mu.Unlock()
 		return
 	}
@@ -331,7 +344,7 @@ func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
 		cl.origToken = token
 	}
 	held := cl.held
-	cl.held = nil
+	cl.held, cl.heldBytes = nil, 0
 	cl.mu.Unlock()
 	for _, raw := range held {
 		var m wire.Message
@@ -430,6 +443,7 @@ func (c *childConn) failAll(reason string, exitErr error) {
 	c.gone = true
 	calls := c.calls
 	c.calls = make(map[int64]*call)
+	c.lim.ended(len(calls))
 	c.logging = 0
 	c.mu.Unlock()
 	var data []byte
@@ -449,6 +463,15 @@ func (c *childConn) failAll(reason string, exitErr error) {
 		}
 		c.deliver(cl, sk, msg, true)
 	}
+}
+
+// perStream is what one client stream may hold, which also bounds what the
+// bridge keeps for one call or session while no stream is open.
+func (c *childConn) perStream() int {
+	if c.lim == nil {
+		return int(unbudgeted.perStream)
+	}
+	return int(c.lim.perStream)
 }
 
 // pending returns the number of calls in flight.

@@ -65,8 +65,9 @@ type Config struct {
 	// zero, 15s; negative disables them.
 	Keepalive time.Duration
 
-	// SessionIdleTimeout ends a legacy session after this long without a
-	// request. If zero, 30 minutes; negative disables it.
+	// SessionIdleTimeout ends a legacy session after this long with no
+	// client attached (no open stream, no request being received), even
+	// with calls pending. If zero, 30 minutes; negative disables it.
 	SessionIdleTimeout time.Duration
 
 	// MaxSessions caps concurrent legacy sessions (503 above it). If zero,
@@ -85,6 +86,25 @@ type Config struct {
 	// child. If zero, 250ms.
 	RestartBackoff time.Duration
 
+	// ReadTimeout drops a request whose body stalls this long (no byte
+	// arrives). Headers have their own timeout at the http.Server. If zero,
+	// 30s; negative disables it.
+	ReadTimeout time.Duration
+
+	// MaxBuffered bounds the bytes held for clients across every response
+	// stream: past it the stream holding the most is cut, and new requests
+	// get 503 while the budget is spent. If zero, 256 MiB.
+	MaxBuffered int64
+
+	// MaxInflight bounds the requests in flight toward children (503 above
+	// it). If zero, 1024.
+	MaxInflight int
+
+	// ChildWriteTimeout bounds every write to a child's stdin; past it the
+	// child is taken for hung and killed (stdiohost.Options.WriteTimeout).
+	// If zero, 30s; negative disables it.
+	ChildWriteTimeout time.Duration
+
 	// Logger receives the bridge's logs and the children's stderr. The zero
 	// value discards them.
 	Logger zerolog.Logger
@@ -102,6 +122,41 @@ func (c *Config) maxBody() int64 {
 		return c.MaxBody
 	}
 	return 32 << 20
+}
+
+func (c *Config) readTimeout() time.Duration {
+	if c.ReadTimeout == 0 {
+		return 30 * time.Second
+	}
+	return c.ReadTimeout
+}
+
+func (c *Config) maxBuffered() int64 {
+	if c.MaxBuffered > 0 {
+		return c.MaxBuffered
+	}
+	return 256 << 20
+}
+
+func (c *Config) maxMessage() int {
+	if c.MaxMessageSize > 0 {
+		return c.MaxMessageSize
+	}
+	return 32 << 20
+}
+
+func (c *Config) maxInflight() int64 {
+	if c.MaxInflight > 0 {
+		return int64(c.MaxInflight)
+	}
+	return 1024
+}
+
+func (c *Config) childWriteTimeout() time.Duration {
+	if c.ChildWriteTimeout == 0 {
+		return 30 * time.Second
+	}
+	return c.ChildWriteTimeout
 }
 
 func (c *Config) keepalive() time.Duration {

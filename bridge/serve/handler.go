@@ -30,6 +30,8 @@ type Handler struct {
 	guard *guard
 	ids   atomic.Int64 // child-side ids, unique across all children
 	ka    *clock       // keepalive ticks for every stream; nil if disabled
+	warn  *warner      // rate limit of repeated warnings
+	lim   *limits      // budgets shared by every stream and child
 
 	shared   *sharedChild
 	sessions *sessionTable
@@ -51,9 +53,11 @@ func New(cfg Config) (*Handler, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		guard:   newGuard(&cfg),
+		warn:    &warner{},
 		closing: make(chan struct{}),
 		killed:  make(chan struct{}),
 	}
+	h.lim = newLimits(&cfg, h.log, h.warn)
 	if cfg.keepalive() > 0 {
 		h.ka = newClock()
 	}
@@ -184,16 +188,18 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream", nil)
 		return
 	}
-	// MaxBytesReader counts the bytes actually read, so a chunked body
-	// without Content-Length is limited as well.
-	body, err := readBody(http.MaxBytesReader(w, r.Body, h.cfg.maxBody()), r.ContentLength, h.cfg.maxBody())
+	body, err := readBody(w, r, h.cfg.maxBody(), h.cfg.readTimeout())
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			writeError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest, "Request body exceeds the limit", nil)
-			return
+		case errors.Is(err, errBodyStalled):
+			h.warn.event(h.log, "body_stalled").Dur("read_timeout", h.cfg.readTimeout()).Msg("request body stalled; request dropped")
+			writeError(w, http.StatusRequestTimeout, nil, wire.CodeInvalidRequest, "Request body stalled", nil)
+		default:
+			h.log.Debug().Err(err).Msg("reading request body")
 		}
-		h.log.Debug().Err(err).Msg("reading request body")
 		return
 	}
 	if !json.Valid(body) {
@@ -211,6 +217,9 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only spaces and tabs can lead: the body has no newlines any more.
 	if b := bytes.TrimLeft(body, " \t"); len(b) > 0 && b[0] == '[' {
+		if !h.admit(w, nil) {
+			return
+		}
 		h.sessions.serveBatch(w, r, b)
 		return
 	}
@@ -223,6 +232,11 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
 		return
 	}
+	// Notifications and responses pass: they free work (cancellations,
+	// answers a child waits for) rather than add it.
+	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {
+		return
+	}
 	// Body-primary classification (2026-07-28 versioning §Dual-era servers):
 	// a message whose _meta names a protocol version is modern; everything
 	// else belongs to a legacy session.
@@ -231,24 +245,6 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.sessions.servePost(w, r, &m)
-}
-
-// readBody reads a request body, sized up front when the length is known.
-func readBody(r io.Reader, length, limit int64) ([]byte, error) {
-	if length <= 0 || length > limit {
-		return io.ReadAll(r)
-	}
-	buf := make([]byte, length+1) // +1: see the EOF (or a longer body) in one read
-	n, err := io.ReadFull(r, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return buf[:n], nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The body is longer than it said: read the rest (still capped).
-	rest, err := io.ReadAll(r)
-	return append(buf[:n], rest...), err
 }
 
 // validID accepts the id forms MCP allows: strings and integers.

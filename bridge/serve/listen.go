@@ -79,13 +79,17 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 		honoured.ResourceSubscriptions = want.ResourceSubscriptions
 	}
 	l := &listener{
-		id: clone(m.IDBytes()), sink: newSink(1),
+		id: clone(m.IDBytes()), sink: h.newSink(1),
 		tools: honoured.ToolsListChanged, prompts: honoured.PromptsListChanged, resources: honoured.ResourcesListChanged,
 		uris: map[string]bool{},
 	}
 	for _, u := range honoured.ResourceSubscriptions {
 		l.uris[u] = true
 	}
+	// A listen stream the bridge serves itself is no call at the child, but
+	// it is a request in flight like one (--max-inflight).
+	h.lim.started()
+	defer h.lim.ended(1)
 	hub := &h.shared.listen
 	hub.add(r.Context(), conn, l)
 	defer hub.remove(conn, l)

@@ -42,7 +42,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+h.shared.notReady(), nil)
 		return
 	}
-	sk := newSink(1)
+	sk := h.newSink(1)
 	cl := &call{
 		method:   m.Method,
 		sink:     sk,

@@ -38,6 +38,7 @@ type suspension struct {
 	conn    *childConn
 	cl      *call
 	asks    []childAsk // the child's requests the client has not answered
+	bytes   int        // size of the asks' params
 	nextKey int
 	timer   *time.Timer
 }
@@ -62,7 +63,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		// stdio gives no link from this request to the call that caused it;
 		// with several candidates a guess could show one client's prompt to
 		// another.
-		c.log.Warn().Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
+		ss.s.h.warn.event(c.log, "unattributed_request").Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot tell which client this "+m.Method+" is for", nil))
 		return
 	}
@@ -89,7 +90,14 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		sp = &suspension{conn: c, cl: cl}
 		ss.byCall[cl] = sp
 	}
+	if len(sp.asks) >= maxRoundInputs || sp.bytes+len(params) > c.perStream() {
+		ss.mu.Unlock()
+		ss.s.h.warn.event(c.log, "round_full").Str("method", m.Method).Msg("too many input requests open for one call; refused")
+		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many input requests open for this call", nil))
+		return
+	}
 	sp.nextKey++
+	sp.bytes += len(params)
 	sp.asks = append(sp.asks, childAsk{key: "input-" + strconv.Itoa(sp.nextKey), id: clone(m.IDBytes()), method: m.Method, params: params})
 	ss.mu.Unlock()
 
@@ -199,13 +207,16 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 			rest = append(rest, a)
 		}
 	}
-	sp.asks = rest
+	sp.asks, sp.bytes = rest, 0
+	for _, a := range rest {
+		sp.bytes += len(a.params)
+	}
 	if len(rest) == 0 {
 		delete(ss.byCall, sp.cl)
 	}
 	ss.mu.Unlock()
 
-	sk := newSink(1)
+	sk := h.newSink(1)
 	var token2 []byte
 	if m.ProgressToken.Present() {
 		token2 = clone(m.Bytes(m.ProgressToken))

@@ -118,12 +118,9 @@ type prober struct {
 func newProber(h *Handler, o owner) *prober {
 	log := h.log.With().Str("child", "shared").Logger()
 	conn := newChildConn(&h.ids, o, log)
-	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
-		OnMessage:      conn.onMessage,
-		MaxMessageSize: h.cfg.MaxMessageSize,
-		TerminateDelay: 500 * time.Millisecond,
-		Logger:         log,
-	})
+	opts := hostOptions(h, conn)
+	opts.TerminateDelay = 500 * time.Millisecond
+	host, err := stdiohost.Start(h.cfg.Command(), opts)
 	if err != nil {
 		return nil
 	}

@@ -21,6 +21,29 @@ type responder struct {
 	sse       bool
 	started   bool
 	buf       []byte
+
+	// abort may come from another goroutine (the budget cutting this
+	// stream) and must never touch a response whose handler returned.
+	amu              sync.Mutex
+	aborted, retired bool
+}
+
+// abort ends a write blocked on a client that does not read.
+func (r *responder) abort() {
+	r.amu.Lock()
+	defer r.amu.Unlock()
+	if r.retired {
+		return
+	}
+	r.aborted = true
+	_ = r.rc.SetWriteDeadline(time.Now())
+}
+
+// retire makes later aborts no-ops; the handler is about to return.
+func (r *responder) retire() {
+	r.amu.Lock()
+	r.retired = true
+	r.amu.Unlock()
 }
 
 func newResponder(w http.ResponseWriter, modern bool) *responder {
@@ -49,6 +72,11 @@ func (r *responder) startSSE() error {
 	r.w.WriteHeader(http.StatusOK)
 	// A stream may legitimately outlive any server-wide write timeout.
 	_ = r.rc.SetWriteDeadline(time.Time{})
+	r.amu.Lock()
+	if r.aborted { // an abort raced with the line above
+		_ = r.rc.SetWriteDeadline(time.Now())
+	}
+	r.amu.Unlock()
 	return r.rc.Flush()
 }
 
@@ -168,26 +196,32 @@ const (
 // never fire). It writes keepalive comments on a quiet stream, turning a
 // still-undecided response into SSE.
 func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-chan struct{}) pumpResult {
+	s.setAbort(r.abort)
+	defer func() {
+		s.setAbort(nil)
+		r.retire()
+	}()
 	ticks := 0
 	for {
 		msgs, complete, overrun := s.take()
 		if overrun {
+			s.drop(msgs)
 			return pumpClientGone
 		}
 		if !r.started && !r.sse && complete && len(msgs) == 1 {
 			err := r.json(msgs[0])
-			putBuf(msgs[0])
+			s.drop(msgs)
 			if err != nil {
 				return pumpClientGone
 			}
 			return pumpComplete
 		}
-		for _, m := range msgs {
-			err := r.event(m)
-			putBuf(m)
-			if err != nil {
+		for i, m := range msgs {
+			if r.event(m) != nil {
+				s.drop(msgs[i:])
 				return pumpClientGone
 			}
+			s.drop(msgs[i : i+1])
 		}
 		if complete {
 			if !r.started { // e.g. a stream ended before anything was sent
@@ -220,6 +254,7 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 // error response queued just before the stop is not lost.
 func (r *responder) finish(s *sink) pumpResult {
 	msgs, complete, _ := s.take()
+	defer s.drop(msgs)
 	if !r.started && complete && len(msgs) == 1 {
 		if r.json(msgs[0]) != nil {
 			return pumpClientGone

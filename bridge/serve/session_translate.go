@@ -48,6 +48,7 @@ type inputRound struct {
 	state   []byte            // requestState, verbatim (raw JSON string), or nil
 	keys    map[string]string // bridge request id -> inputRequests key
 	answers map[string][]byte // key -> result
+	bytes   int               // size of answers
 }
 
 func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Message, s *session) {
@@ -112,6 +113,11 @@ func (s *session) translatedRequest(w http.ResponseWriter, r *http.Request, m *w
 		return
 	case "resources/subscribe", "resources/unsubscribe":
 		tr.mu.Lock()
+		if m.Method == "resources/subscribe" && !tr.subs[m.URI] && len(tr.subs) >= maxSubscriptions {
+			tr.mu.Unlock()
+			writeError(w, http.StatusOK, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many resource subscriptions in this session", nil)
+			return
+		}
 		if m.Method == "resources/subscribe" {
 			tr.subs[m.URI] = true
 		} else {
@@ -157,6 +163,12 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		var keys map[string]json.RawMessage
 		json.Unmarshal(resp.Bytes(reqs), &keys)
 		tr.mu.Lock()
+		if len(keys) > maxRoundInputs || len(tr.inputs)+len(keys) > maxOpenInputs {
+			tr.mu.Unlock()
+			s.t.h.warn.event(s.log, "round_full").Int("inputs", len(keys)).Msg("input_required asks for too many inputs; call failed")
+			s.finishCall(origID, wire.ErrorResponse(origID, wire.CodeInternalError, "mcp-bridge: the server asked for too many inputs at once", nil))
+			return true
+		}
 		for key, raw := range keys {
 			var q struct {
 				Method string          `json:"method"`
@@ -210,6 +222,16 @@ func (s *session) translatedResponse(m *wire.Message) {
 		return
 	}
 	round.answers[key] = clone(m.Bytes(m.Result))
+	round.bytes += len(m.Bytes(m.Result))
+	if round.bytes > int(s.t.h.lim.perStream) {
+		// The retry carries every answer in one message to the child.
+		for id := range round.keys {
+			delete(tr.inputs, id)
+		}
+		tr.mu.Unlock()
+		s.finishCall(round.origID, wire.ErrorResponse(round.origID, wire.CodeInternalError, "mcp-bridge: the answers to the input requests are too large", nil))
+		return
+	}
 	done := len(round.keys) == 0
 	tr.mu.Unlock()
 	if done {

@@ -59,9 +59,11 @@ type session struct {
 	version    string
 	get        *sink
 	backlog    [][]byte
+	backlogLen int              // bytes in backlog
 	pending    []*call          // in arrival order
 	byOrig     map[string]*call // client request id -> its call in flight
-	lastActive time.Time
+	attached   int              // requests being served and streams open
+	lastActive time.Time        // when attached last dropped to zero
 	ended      bool
 }
 
@@ -127,7 +129,10 @@ func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []b
 		writeError(w, http.StatusBadRequest, id, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+pv, nil)
 		return nil
 	}
-	s.touch()
+	s.attach()
+	// The client is attached for as long as its request is being received
+	// or its stream is open; the request's context ends with either.
+	context.AfterFunc(r.Context(), s.detach)
 	return s
 }
 
@@ -196,7 +201,9 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		endCh:      make(chan struct{}),
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
+		attached:   1, // by this initialize request, however long the child takes
 	}
+	context.AfterFunc(r.Context(), s.detach)
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
 	if !t.h.shared.eras.legacy {
 		if t.h.shared.connection(r.Context()) == nil {
@@ -247,9 +254,18 @@ func (t *sessionTable) add(s *session) {
 	s.log.Info().Msg("session started")
 }
 
-func (s *session) touch() {
+func (s *session) attach() {
 	s.mu.Lock()
-	s.lastActive = time.Now()
+	s.attached++
+	s.mu.Unlock()
+}
+
+// detach ends one attachment; the idle clock starts when none is left.
+func (s *session) detach() {
+	s.mu.Lock()
+	if s.attached--; s.attached == 0 {
+		s.lastActive = time.Now()
+	}
 	s.mu.Unlock()
 }
 
@@ -274,7 +290,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 // with whatever the child sends while it is pending, back on the POST.
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
-	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != ""}
+	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: h.newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != ""}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}
@@ -430,12 +446,20 @@ func (s *session) route(msg []byte, related bool) {
 		}
 	}
 	s.mu.Lock()
-	if len(s.backlog) >= maxBacklog {
+	// Bounded in count and in bytes (what one stream may hold).
+	dropped := 0
+	for len(s.backlog) > 0 && (len(s.backlog) >= maxBacklog || s.backlogLen+len(msg) > int(s.t.h.lim.perStream)) {
+		s.backlogLen -= len(s.backlog[0])
+		s.backlog[0] = nil
 		s.backlog = s.backlog[1:]
-		s.log.Warn().Msg("session backlog full; oldest server message dropped")
+		dropped++
 	}
 	s.backlog = append(s.backlog, msg)
+	s.backlogLen += len(msg)
 	s.mu.Unlock()
+	if dropped > 0 {
+		s.t.h.warn.event(s.log, "backlog_full").Int("dropped", dropped).Msg("session backlog full; oldest server messages dropped")
+	}
 }
 
 // end terminates the session: it is forgotten (later requests get 404), its
@@ -461,13 +485,14 @@ func (s *session) end(reason string) {
 	if s.tr != nil {
 		s.tr.stop(s)
 	}
+	for _, cl := range pend {
+		// Cancelled toward the child even when the child is the session's
+		// own and about to stop: it may hold resources for the call.
+		s.child().cancel(cl, "session ended")
+		cl.sink.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
+	}
 	if s.host != nil {
 		s.conn.failAll(msg, nil)
-	} else {
-		for _, cl := range pend {
-			s.child().cancel(cl, "session ended")
-			cl.sink.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
-		}
 	}
 	if t.shared != nil {
 		t.shared.forget(s)
@@ -495,12 +520,12 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	sk := newSink(-1)
+	sk := t.h.newSink(-1)
 	s.mu.Lock()
 	old := s.get
 	s.get = sk
 	backlog := s.backlog
-	s.backlog = nil
+	s.backlog, s.backlogLen = nil, 0
 	s.mu.Unlock()
 	if old != nil {
 		// A reconnecting client replaces its stream; the old connection is
@@ -536,7 +561,10 @@ func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// reap ends sessions that have been idle longer than the idle timeout.
+// reap ends sessions that have had no client attached for longer than the
+// idle timeout, calls pending or not: a client that left mid-call would
+// otherwise keep its session, and its child, for good (100 of them locked
+// every legacy client out).
 func (t *sessionTable) reap(ctx context.Context) {
 	idle := t.h.cfg.idleTimeout()
 	if idle < 0 {
@@ -554,7 +582,7 @@ func (t *sessionTable) reap(ctx context.Context) {
 		var stale []*session
 		for _, s := range t.byID {
 			s.mu.Lock()
-			if len(s.pending) == 0 && time.Since(s.lastActive) > idle {
+			if s.attached == 0 && time.Since(s.lastActive) > idle {
 				stale = append(stale, s)
 			}
 			s.mu.Unlock()

@@ -271,7 +271,12 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 }
 
 func (s *sharedChild) exited(host *stdiohost.Host) {
-	s.setState(false, nil, "MCP server process exited; restarting")
+	reason, msg := "MCP server process exited; restarting", "mcp-bridge: the MCP server process exited"
+	if host.Hung() {
+		reason = "MCP server stopped reading its stdin (write timed out); killed, restarting"
+		msg = "mcp-bridge: the MCP server stopped reading its input and was restarted"
+	}
+	s.setState(false, nil, reason)
 	s.mu.Lock()
 	select {
 	case <-s.readyCh:
@@ -280,12 +285,17 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 	}
 	s.mu.Unlock()
 	if c := s.conn.Swap(nil); c != nil {
-		c.failAll("mcp-bridge: the MCP server process exited", host.Err())
+		c.failAll(msg, host.Err())
 	}
 }
 
 // notReady returns why /readyz should fail, or "".
 func (s *sharedChild) notReady() string {
+	if c := s.conn.Load(); c != nil {
+		if h := c.host.Load(); h != nil && h.Hung() {
+			return "MCP server stopped reading its stdin (write timed out); killed, restarting"
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ready {
@@ -336,7 +346,7 @@ func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 		s.mrtr.childRequest(c, m)
 		return
 	}
-	c.log.Warn().Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
+	s.h.warn.event(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
 		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))
 }
@@ -354,15 +364,26 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
-		OnMessage:      conn.onMessage,
-		MaxMessageSize: h.cfg.MaxMessageSize,
-		TerminateDelay: h.cfg.TerminateDelay,
-		Logger:         conn.log,
-	})
+	host, err := stdiohost.Start(h.cfg.Command(), hostOptions(h, conn))
 	if err != nil {
 		return nil, err
 	}
 	conn.attach(host)
 	return host, nil
+}
+
+// hostOptions are the stdiohost options of a child for conn, which it
+// binds to the Handler's budgets.
+func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
+	conn.lim, conn.warn = h.lim, h.warn
+	return stdiohost.Options{
+		OnMessage: conn.onMessage,
+		OnBadLine: func(err error) {
+			h.warn.event(conn.log, "long_line").Err(err).Msg("child stdout line skipped")
+		},
+		MaxMessageSize: h.cfg.MaxMessageSize,
+		TerminateDelay: h.cfg.TerminateDelay,
+		WriteTimeout:   h.cfg.childWriteTimeout(),
+		Logger:         conn.log,
+	}
 }

@@ -1,25 +1,38 @@
 package serve
 
-import "sync"
-
-// maxQueued bounds what one stream may hold for a client that reads too
-// slowly; past it the stream is cut rather than the bridge's memory.
-const maxQueued = 256 << 20
+import (
+	"sync"
+	"time"
+)
 
 // A sink queues the messages bound for one HTTP response stream. The child's
 // reader goroutine pushes without ever blocking; the request's goroutine
 // drains and writes.
+//
+// Every byte pushed is charged to the Handler's budget (see limits) until the
+// pump has written it (written) or the stream drops it: one stream may hold
+// one message, or a queue up to --max-message-size; past that, or when the
+// stream holds the most while the total is over --max-buffered, it is cut.
 type sink struct {
+	lim *limits
+
 	mu      sync.Mutex
 	q       [][]byte
-	bytes   int
+	bytes   int           // queued, not yet taken
 	wake    chan struct{} // 1-buffered: "the queue changed"
 	want    int           // final responses still expected; <0: unbounded stream
 	closed  bool          // the stream is gone: pushes are refused
 	overrun bool
+	abort   func() // ends a write blocked on the client; set by the pump
+
+	charged int64     // held: queued plus taken and not yet written (lim.mu)
+	cutting bool      // picked to be cut (lim.mu)
+	since   time.Time // when charged last rose from zero (lim.mu)
 }
 
-func newSink(want int) *sink { return &sink{wake: make(chan struct{}, 1), want: want} }
+func newSink(want int) *sink {
+	return &sink{wake: make(chan struct{}, 1), want: want, lim: unbudgeted}
+}
 
 // push queues msg. final marks a response that completes one expected
 // request. It reports false if the stream is gone, so that a caller with a
@@ -30,19 +43,39 @@ func (s *sink) push(msg []byte, final bool) bool {
 		s.mu.Unlock()
 		return false
 	}
-	if s.bytes+len(msg) > maxQueued {
-		s.overrun, s.closed = true, true
-		s.q = nil
-	} else {
-		s.q = append(s.q, msg)
-		s.bytes += len(msg)
-		if final && s.want > 0 {
-			s.want--
-		}
+	ok, victims := s.lim.charge(s, len(msg))
+	if !ok {
+		s.mu.Unlock()
+		s.lim.warn.event(s.lim.log, "stream_overrun").Int64("max_bytes", s.lim.perStream).
+			Msg("client reads too slowly: its stream's queue is full; stream cut")
+		s.cut()
+		return true
+	}
+	s.q = append(s.q, msg)
+	s.bytes += len(msg)
+	if final && s.want > 0 {
+		s.want--
 	}
 	s.mu.Unlock()
 	s.signal()
+	s.lim.cutAll(victims)
 	return true
+}
+
+// cut ends the stream for a client that holds too much: the queue is
+// dropped, a write blocked on the client is aborted, and the pump ends.
+func (s *sink) cut() {
+	s.mu.Lock()
+	s.overrun, s.closed = true, true
+	dropped := s.bytes
+	s.q, s.bytes = nil, 0
+	abort := s.abort
+	s.mu.Unlock()
+	s.lim.release(s, int64(dropped))
+	if abort != nil {
+		abort()
+	}
+	s.signal()
 }
 
 // end marks an unbounded stream complete (a listen stream torn down by the
@@ -62,7 +95,9 @@ func (s *sink) signal() {
 }
 
 // take returns the queued messages and whether the stream is complete (every
-// expected response has been queued, or the stream was ended).
+// expected response has been queued, or the stream was ended). The caller
+// owns the messages and must hand each to drop once it is written or
+// dropped.
 func (s *sink) take() (msgs [][]byte, complete, overrun bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,10 +105,35 @@ func (s *sink) take() (msgs [][]byte, complete, overrun bool) {
 	return msgs, s.want == 0, s.overrun
 }
 
+// drop releases taken messages, written or not, and recycles their
+// buffers.
+func (s *sink) drop(msgs [][]byte) {
+	var n int64
+	for i, m := range msgs {
+		n += int64(len(m))
+		putBuf(m)
+		msgs[i] = nil
+	}
+	s.lim.release(s, n)
+}
+
+// setAbort installs the function that ends a write blocked on the client.
+func (s *sink) setAbort(f func()) {
+	s.mu.Lock()
+	s.abort = f
+	cut := s.overrun
+	s.mu.Unlock()
+	if cut && f != nil {
+		f()
+	}
+}
+
 // close refuses further pushes; the stream's reader is gone.
 func (s *sink) close() {
 	s.mu.Lock()
 	s.closed = true
-	s.q = nil
+	dropped := s.bytes
+	s.q, s.bytes = nil, 0
 	s.mu.Unlock()
+	s.lim.release(s, int64(dropped))
 }

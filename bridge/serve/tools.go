@@ -13,6 +13,10 @@ import (
 // (2026-07-28 streamable-http §Server behavior for custom headers). It is
 // filled when the child starts and from every tools/list result that passes
 // through.
+// maxCachedTools bounds the toolCache: a child listing more tools than this
+// gets the rest passed through unchecked, like tools not seen yet.
+const maxCachedTools = 4096
+
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding // tool name -> bindings (nil: none)
@@ -52,7 +56,9 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 		t.bindings = make(map[string][]wire.ParamBinding)
 	}
 	for k, v := range found {
-		t.bindings[k] = v
+		if _, ok := t.bindings[k]; ok || len(t.bindings) < maxCachedTools {
+			t.bindings[k] = v
+		}
 	}
 	t.mu.Unlock()
 	cursor, _ := wire.StringField(raw, result, "nextCursor")

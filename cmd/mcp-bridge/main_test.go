@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos"} {
+	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos", "hostilechild": "./testdata/hostilechild"} {
 		out := filepath.Join(dir, name)
 		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, b)

@@ -23,9 +23,10 @@ type serveFlags struct {
 	listen, path, authToken, sessionMode, childProto string
 	allowUnauth                                      bool
 	origins                                          []string
-	maxBody, maxMessage                              byteSize
+	maxBody, maxMessage, maxBuffered                 byteSize
 	keepalive, shutdown, idle                        time.Duration
-	maxSessions                                      int
+	readTimeout, childWriteTimeout                   time.Duration
+	maxSessions, maxInflight                         int
 	log                                              logFlags
 }
 
@@ -34,7 +35,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	// Everything from the child command on is the child's, flags included.
 	fs.SetInterspersed(false)
-	f.maxBody, f.maxMessage = 32<<20, 32<<20
+	f.maxBody, f.maxMessage, f.maxBuffered = 32<<20, 32<<20, 256<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
 	fs.StringVar(&f.authToken, "auth-token", "", "bearer `token` clients must send (env MCP_BRIDGE_AUTH_TOKEN)")
@@ -46,8 +47,12 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
 	fs.DurationVar(&f.keepalive, "keepalive", 15*time.Second, "SSE keepalive comment `interval` on quiet streams (0 disables)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may finish")
-	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long without requests (0 disables)")
+	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long with no client attached, calls pending or not (0 disables)")
 	fs.IntVar(&f.maxSessions, "max-sessions", 100, "most concurrent legacy sessions")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "drop a request whose body stalls this long (0 disables; headers have 10s)")
+	fs.Var(&f.maxBuffered, "max-buffered", "most `bytes` held for clients across all streams; past it the stream holding the most is cut and new requests get 503")
+	fs.IntVar(&f.maxInflight, "max-inflight", 1024, "most requests in flight toward children (503 above it)")
+	fs.DurationVar(&f.childWriteTimeout, "child-write-timeout", 30*time.Second, "a write to a child's stdin that takes longer marks the child hung: killed, its requests answered, restarted (0 disables)")
 	f.log.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
@@ -114,6 +119,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		Keepalive:          offIfZero(f.keepalive),
 		SessionIdleTimeout: offIfZero(f.idle),
 		MaxSessions:        f.maxSessions,
+		ReadTimeout:        offIfZero(f.readTimeout),
+		MaxBuffered:        int64(f.maxBuffered),
+		MaxInflight:        f.maxInflight,
+		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
 		Logger:             log,
 	})
 	if err != nil {
