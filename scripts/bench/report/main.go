@@ -379,6 +379,7 @@ func render(w io.Writer, raw *Results) {
 		}
 		fmt.Fprintf(w, "### %s\n\n", g.title)
 		throughputTable(w, suites)
+		cpuTable(w, suites)
 		resourceTable(w, r, suites)
 		ratioTable(w, r, g)
 		for _, s := range suites {
@@ -465,6 +466,38 @@ func throughputTable(w io.Writer, suites []*load.SuiteResult) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |%s %s | %s |\n", s.Name, s.Era,
 			usec(l.P50), usec(l.P99), rate(l), rates.String(), cpu, scpu)
+	}
+	fmt.Fprintln(w)
+}
+
+// cpuTable shows the CPU per call at each level: on a shared machine it
+// shows how a target scales with calls in flight better than calls/s,
+// which follow the CPU share the target got.
+func cpuTable(w io.Writer, suites []*load.SuiteResult) {
+	lv := levels(suites)
+	var head, rule strings.Builder
+	for _, c := range lv {
+		fmt.Fprintf(&head, " @%d |", c)
+		rule.WriteString("---|")
+	}
+	fmt.Fprintf(w, "CPU s per 10k calls at each level (target and its children / upstream server):\n\n| configuration |%s\n|---|%s\n", head.String(), rule.String())
+	for _, s := range suites {
+		if s.Failed != "" {
+			continue
+		}
+		fmt.Fprintf(w, "| %s |", s.Name)
+		for _, c := range lv {
+			t := level(s, c)
+			own, srv := "–", "–"
+			if t != nil && t.CPUPer10k > 0 {
+				own = num(t.CPUPer10k)
+			}
+			if t != nil && t.ServerCPUPer10k > 0 {
+				srv = num(t.ServerCPUPer10k)
+			}
+			fmt.Fprintf(w, " %s / %s |", own, srv)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 }
