@@ -30,6 +30,7 @@ import (
 //   - nullid: answers with an error whose id is null;
 //   - garbage: sends non-JSON, non-JSON-RPC and broken JSON carrying its
 //     own id, then its own response;
+//   - both: answers on the GET stream and on its own stream at once;
 //   - anything else: answers {"who":name}.
 //
 // A host batch (an array body) is answered with a batch holding the
@@ -37,8 +38,9 @@ import (
 // for batchF.
 //
 // The GET stream carries a stranger's response and a batch of a stranger's
-// response and a log notification.
+// response and a log notification, then what the calls send there.
 type hostileRemote struct {
+	get       chan string
 	mu        sync.Mutex
 	holdID    string
 	holdSeen  chan struct{}
@@ -46,7 +48,7 @@ type hostileRemote struct {
 }
 
 func newHostileRemote() *hostileRemote {
-	return &hostileRemote{holdSeen: make(chan struct{}), thiefDone: make(chan struct{})}
+	return &hostileRemote{get: make(chan string, 8), holdSeen: make(chan struct{}), thiefDone: make(chan struct{})}
 }
 
 func (s *hostileRemote) hold() string {
@@ -70,8 +72,14 @@ func (s *hostileRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sseStart(w)
 		sseSend(w, respond(`"stranger-get"`, `{"who":"stranger"}`))
 		sseSend(w, `[`+respond(`987`, `{"who":"stranger"}`)+`,{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"from a batch"}}]`)
-		<-r.Context().Done()
-		return
+		for {
+			select {
+			case msg := <-s.get:
+				sseSend(w, msg)
+			case <-r.Context().Done():
+				return
+			}
+		}
 	}
 	body := readBody(r)
 	if firstByte(body) == '[' {
@@ -135,6 +143,12 @@ func (s *hostileRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sseSend(w, `{"foo":1}`)
 		sseSend(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"who" "broken"}}`)
 		sseSend(w, respond(id, who("garbage")))
+	case m.Name == "both":
+		select {
+		case s.get <- respond(id, who("both")):
+		default: // no GET stream in this era: never read
+		}
+		answer(w, r, body, who("both"))
 	default:
 		answer(w, r, body, who(m.Name))
 	}
@@ -198,13 +212,13 @@ func TestHostileRemoteAnswersEachRequestOnce(t *testing.T) {
 			}
 			want := map[string]string{ // id -> "who" of the result, or "error"
 				"10": "batch", "11": "jsonbatch", "12": "hold", "13": "thief",
-				"14": "error", "15": "garbage", "20": "batchE", "21": "batchF",
+				"14": "error", "15": "garbage", "16": "both", "20": "batchE", "21": "batchF",
 			}
 			if tc.pass {
 				want["21"] = "error" // the remote left it out of its batch
 			}
 			for _, c := range []struct{ id, tool string }{
-				{"10", "batch"}, {"11", "jsonbatch"}, {"12", "hold"}, {"13", "thief"}, {"14", "nullid"}, {"15", "garbage"},
+				{"10", "batch"}, {"11", "jsonbatch"}, {"12", "hold"}, {"13", "thief"}, {"14", "nullid"}, {"15", "garbage"}, {"16", "both"},
 			} {
 				h.send(call(c.id, c.tool))
 			}
