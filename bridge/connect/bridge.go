@@ -487,7 +487,9 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
 	resp, err := b.client.Post(ctx, raw, hdr)
 	if err != nil {
-		b.log.Warn().Err(err).Str("message", what).Msg("remote did not accept a notification/response")
+		// Also reached once per server request the bridge answers (a ping
+		// flood on the GET stream), hence limited.
+		b.warns.notAccepted.event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
 		return err
 	}
 	// A server may still answer with a stream (some do for notifications):

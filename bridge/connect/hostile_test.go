@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -355,4 +356,56 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A legacy remote that floods the GET stream with pings and refuses every
+// answer the bridge POSTs (modern host: the bridge answers pings itself)
+// costs one warning per period, not one per ping.
+func TestPingFloodWarningsRateLimited(t *testing.T) {
+	const pings = 300
+	var refused atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case http.MethodGet:
+			sseStart(w)
+			for i := range pings {
+				sseSend(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 1000+i))
+			}
+			<-r.Context().Done()
+			return
+		}
+		body := readBody(r)
+		var m wire.Message
+		wire.Parse(body, &m)
+		switch {
+		case m.Kind == wire.KindResponse:
+			refused.Add(1)
+			http.Error(w, "no", http.StatusInternalServerError)
+		case m.Kind == wire.KindNotification:
+			w.WriteHeader(http.StatusAccepted)
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "flood-1")
+			answer(w, r, body, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}`)
+		default:
+			answer(w, r, body, `{"content":[]}`)
+		}
+	}))
+	t.Cleanup(srv.Close) // after the host's cleanup: the GET stream holds a connection
+	var log syncBuffer
+	start := time.Now()
+	h := startHostLogging(t, Config{URL: srv.URL, Protocol: ProtocolLegacy, Logger: zerolog.New(&log).Level(zerolog.InfoLevel)}, true)
+	h.send(modernCall("1", "x"))
+	if m, _ := h.response("1", 60*time.Second); m["result"] == nil {
+		t.Fatalf("call: %v", m)
+	}
+	waitFor(t, "every ping answered", func() bool { return refused.Load() == pings })
+	elapsed := time.Since(start)
+	n := strings.Count(log.String(), "remote did not accept")
+	if limit := 1 + int(elapsed/warnPeriod); n == 0 || n > limit {
+		t.Errorf("%d warnings for %d refused answers in %v, want 1..%d", n, pings, elapsed, limit)
+	}
+	t.Logf("%d warning lines for %d refused answers in %v", n, pings, elapsed)
 }

@@ -180,7 +180,7 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 			}
 		}
 		wait := bo.NextBackOff()
-		b.log.Info().Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
+		b.warns.listenBroke.event(&b.log, zerolog.InfoLevel).Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
 		if !sleepCtx(ctx, wait) {
 			return
 		}

@@ -48,8 +48,10 @@ func (l *limited) event(log *zerolog.Logger, level zerolog.Level) *zerolog.Event
 
 // warnings are the log lines a remote can provoke once per message.
 type warnings struct {
-	badMessage limited // not JSON, not a JSON-RPC message
-	badTool    limited // a tools/list entry with invalid x-mcp-header annotations
-	refused    limited // a server request answered on the host's behalf
-	undeclared limited // input asked for that the host did not declare
+	badMessage  limited // not JSON, not a JSON-RPC message
+	badTool     limited // a tools/list entry with invalid x-mcp-header annotations
+	refused     limited // a server request answered on the host's behalf
+	undeclared  limited // input asked for that the host did not declare
+	notAccepted limited // a POSTed notification or response refused
+	listenBroke limited // a subscriptions/listen stream the remote keeps closing
 }
