@@ -3,36 +3,79 @@ package connect
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
-// relayBatch forwards a JSON-RPC batch (2025-03-26 only) as one POST and
-// writes each message of the answer as its own line.
-func (b *Bridge) relayBatch(ctx context.Context, raw []byte) {
+// passBatch forwards a JSON-RPC batch (2025-03-26 only) as one POST. Its
+// requests are put in flight first, on the stdin loop, so that the host's
+// later messages (a cancellation, a request reusing an id) see them.
+func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
+	elems, err := batchElements(raw)
+	if err != nil || len(elems) == 0 {
+		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
+		return
+	}
+	var reqs []*pending
+	for _, e := range elems {
+		var m wire.Message
+		if wire.Parse(raw[e.Start:e.End], &m) != nil || m.Kind != wire.KindRequest {
+			continue
+		}
+		// One POST carries them all: a cancellation marks its request
+		// (no answer) but cannot close the stream the others share.
+		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), cancel: func() {}}
+		p.wireID, p.wireModern = p.id, p.modern
+		if b.register(p) {
+			reqs = append(reqs, p)
+		}
+	}
+	b.requests.Go(func() {
+		defer func() {
+			for _, p := range reqs {
+				b.retire(p)
+			}
+		}()
+		b.relayBatch(ctx, raw, reqs)
+	})
+}
+
+// relayBatch sends the batch and writes each message of the answer as its
+// own line; a response reaches the host only if it answers one of the
+// batch's requests, and each of them is answered exactly once: by the
+// remote, or with an error if the remote left it out.
+func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 	hdr := b.headersFor(&wire.Message{})
 	resp, err := b.client.Post(ctx, raw, hdr)
 	if err != nil {
 		b.log.Warn().Err(err).Msg("batch not accepted by the remote")
-		b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+err.Error(), nil))
+		if len(reqs) == 0 {
+			b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+err.Error(), nil))
+		}
+		var se *httpclient.StatusError
+		errors.As(err, &se)
+		for _, p := range reqs {
+			b.fail(p, err, se)
+		}
 		return
 	}
 	defer resp.Close()
 	for {
 		msg, err := resp.Next()
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the remote answered the batch without a response to this request")
+			}
+			for _, p := range reqs {
+				b.fail(p, err, nil)
+			}
 			return
 		}
-		if firstByte(msg) == '[' {
-			elems, err := batchElements(msg)
-			if err == nil {
-				for _, e := range elems {
-					b.emit(msg[e.Start:e.End], nil)
-				}
-				continue
-			}
-		}
-		b.emit(msg, nil)
+		b.route(msg, source{batch: reqs})
 	}
 }
 

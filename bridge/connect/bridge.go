@@ -42,6 +42,7 @@ type Bridge struct {
 
 	sess  legacySession
 	tools toolCache
+	warns warnings
 
 	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
 	// the host's first request or when a pass-through exchange reveals the
@@ -104,6 +105,13 @@ type pending struct {
 	// answered, if set, is closed once a translated call answered this
 	// request on another goroutine's behalf (a retry of a suspended call).
 	answered chan struct{}
+
+	// Each host request is answered exactly once, whatever the remote
+	// sends (route.go): finalFor is the wire id whose response was taken
+	// (guarded by Bridge.mu; translation re-numbers p between rounds), and
+	// replied is set by the one write of the host's answer.
+	finalFor []byte
+	replied  atomic.Bool
 }
 
 // setWireModern records the era p is sent in.
@@ -313,7 +321,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 				b.splitBatch(ctx, raw)
 				return
 			}
-			b.requests.Go(func() { b.relayBatch(ctx, raw) })
+			b.passBatch(ctx, raw)
 			return
 		}
 		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message", nil))
@@ -332,15 +340,10 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
-		b.mu.Lock()
-		if _, dup := b.inflight[string(p.id)]; dup {
-			b.mu.Unlock()
+		if !b.register(p) {
 			cancel()
-			b.write(wire.ErrorResponse(p.id, wire.CodeInvalidRequest, "Invalid Request: id already in flight", nil))
 			return
 		}
-		b.inflight[string(p.id)] = p
-		b.mu.Unlock()
 		before := b.posted
 		b.requests.Go(func() {
 			defer cancel()
@@ -365,6 +368,21 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 		}
 		b.inOrder(ctx, func(ctx context.Context) { b.post(ctx, m.Raw, b.headersFor(&m), "response") })
 	}
+}
+
+// register puts p in flight, or answers it with an error when its id
+// already is (the host broke JSON-RPC's uniqueness; the earlier request
+// keeps the id).
+func (b *Bridge) register(p *pending) bool {
+	b.mu.Lock()
+	if _, dup := b.inflight[string(p.id)]; dup {
+		b.mu.Unlock()
+		b.write(wire.ErrorResponse(p.id, wire.CodeInvalidRequest, "Invalid Request: id already in flight", nil))
+		return false
+	}
+	b.inflight[string(p.id)] = p
+	b.mu.Unlock()
+	return true
 }
 
 // inOrder runs send after every earlier notification and response has been
@@ -469,7 +487,9 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
 	resp, err := b.client.Post(ctx, raw, hdr)
 	if err != nil {
-		b.log.Warn().Err(err).Str("message", what).Msg("remote did not accept a notification/response")
+		// Also reached once per server request the bridge answers (a ping
+		// flood on the GET stream), hence limited.
+		b.warns.notAccepted.event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
 		return err
 	}
 	// A server may still answer with a stream (some do for notifications):
@@ -479,23 +499,16 @@ func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what str
 		if err != nil {
 			break
 		}
-		b.unsolicited(msg)
+		b.route(msg, source{})
 	}
 	resp.Close()
 	return nil
 }
 
-// unsolicited handles a message from the remote that belongs to no host
-// request: GET-stream traffic and whatever comes back on a POSTed
-// notification. A 2026-07-28 host expects none of it unasked, so in that
-// mode it is sorted out by the translation.
-func (b *Bridge) unsolicited(msg []byte) {
-	if b.currentMode() == modeModernHost {
-		b.mh.fromRemote(msg)
-		return
-	}
-	b.emit(msg, nil)
-}
+// unsolicited handles a message from the standalone GET stream, which
+// belongs to no host request. A 2026-07-28 host expects none of it
+// unasked, so in that mode it is sorted out by the translation.
+func (b *Bridge) unsolicited(msg []byte) { b.route(msg, source{get: true}) }
 
 // splitBatch handles the elements of a batch one by one: a translated
 // session cannot forward a batch (2026-07-28 has none), so each element

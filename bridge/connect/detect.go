@@ -108,9 +108,9 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 func (b *Bridge) resetWire(p *pending, modern bool) {
 	b.mu.Lock()
 	p.wireID, p.wireModern = p.id, modern
+	p.final, p.other, p.finalFor = nil, nil, nil
 	b.mu.Unlock()
 	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
-	p.final, p.other = nil, nil
 }
 
 // modernHostRejected handles a modern host's request that a legacy-only

@@ -261,13 +261,13 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		return
 	}
 	var inputRequired []byte
-	p.final = func(fm *wire.Message) {
+	b.setHooks(p, func(fm *wire.Message) {
 		if fm.Result.Present() && fm.ResultType() == "input_required" {
 			inputRequired = clone(fm.Raw)
 			return
 		}
 		b.writeFinal(p, h.tidy(p, fm))
-	}
+	}, nil)
 	wm := orig
 	for round := 0; ; round++ {
 		inputRequired = nil

@@ -175,7 +175,7 @@ func (h *legacyHost) drainListen(resp *httpclient.Response, id []byte) (delivere
 			return delivered
 		}
 		var m wire.Message
-		if wire.Parse(msg, &m) != nil {
+		if !b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
 			continue
 		}
 		delivered = true

@@ -64,10 +64,17 @@ type host struct {
 
 func startHost(t *testing.T, cfg Config) *host {
 	t.Helper()
+	return startHostLogging(t, cfg, false)
+}
+
+// startHostLogging is startHost; with ownLog, cfg.Logger is kept even
+// under -v (a test that reads the log).
+func startHostLogging(t *testing.T, cfg Config, ownLog bool) *host {
+	t.Helper()
 	// Era verdicts are cached per endpoint for the process; httptest
 	// reuses ports, so a verdict of an earlier test must not leak in.
 	eras.Delete(cfg.URL)
-	if testing.Verbose() {
+	if testing.Verbose() && !ownLog {
 		cfg.Logger = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
 	}
 	b, err := New(cfg)

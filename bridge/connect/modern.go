@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -88,7 +90,7 @@ func (t *toolCache) absorb(b *Bridge, m *wire.Message) []byte {
 		if schema, ok := wire.Field(m.Raw, e, "inputSchema"); ok {
 			bs, err = wire.ToolBindings(m.Bytes(schema))
 			if err != nil {
-				b.log.Warn().Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
+				b.warns.badTool.event(&b.log, zerolog.WarnLevel).Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
 				continue
 			}
 		}
@@ -178,7 +180,7 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 			}
 		}
 		wait := bo.NextBackOff()
-		b.log.Info().Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
+		b.warns.listenBroke.event(&b.log, zerolog.InfoLevel).Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
 		if !sleepCtx(ctx, wait) {
 			return
 		}
@@ -200,12 +202,14 @@ func (b *Bridge) listenStream(resp interface{ Next() ([]byte, error) }, p *pendi
 			return delivered, false
 		}
 		var m wire.Message
-		if wire.Parse(msg, &m) != nil {
+		if !b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
 			continue
 		}
 		delivered = true
 		switch {
-		case m.Kind == wire.KindResponse && string(m.IDBytes()) == string(id):
+		case m.Kind == wire.KindResponse && string(m.IDBytes()) != string(id):
+			b.dropResponse(&m, "it does not answer the subscriptions/listen whose stream carried it")
+		case m.Kind == wire.KindResponse:
 			edits := []wire.Edit{{Span: m.ID, Value: p.id}}
 			if meta, ok := wire.Field(msg, m.Result, "_meta"); ok {
 				if sub, ok := wire.Field(msg, meta, wire.MetaSubscriptionID); ok {

@@ -263,10 +263,12 @@ func (h *modernHost) applyLogLevel(ctx context.Context, m *wire.Message) {
 // the token; the rest is dropped.
 func (h *modernHost) fromRemote(msg []byte) {
 	var m wire.Message
-	if err := wire.Parse(msg, &m); err != nil {
+	if !h.b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
 		return
 	}
 	switch m.Kind {
+	case wire.KindResponse:
+		h.b.dropResponse(&m, "it came outside its request's stream, and the host speaks 2026-07-28")
 	case wire.KindRequest:
 		h.serverRequest(nil, &m)
 	case wire.KindNotification:

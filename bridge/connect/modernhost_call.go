@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -98,7 +100,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		return
 	}
 	b.setWireID(p, c.wid)
-	p.final, p.other = c.final, c.other
+	b.setHooks(p, c.final, c.other)
 	b.setOnCancel(p, c.cancelledByHost)
 	if p.cancelled.Load() {
 		return // cancelled before it was sent
@@ -246,7 +248,7 @@ func (c *call) allows(method string) bool {
 // refuse answers a server request the host cannot get: an elicitation is
 // declined, which every server must handle; anything else gets an error.
 func (h *modernHost) refuse(sr serverReq, why string) {
-	h.b.log.Info().Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	h.b.warns.refused.event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
 	if sr.method == "elicitation/create" {
 		h.answerRemote(sr, []byte(`{"action":"decline"}`), 0, "")
 		return

@@ -46,7 +46,7 @@ func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
 	}
 	p.detect = b.detectable()
 	if p.detect {
-		p.final = b.detectFinal(p)
+		b.setHooks(p, b.detectFinal(p), nil)
 	}
 	err := b.forward(ctx, p, m)
 	if p.detect && b.translateAfter(ctx, p, m, err) {
@@ -216,87 +216,6 @@ func awaitResponse(resp *httpclient.Response, id []byte, other func(msg []byte))
 	}
 }
 
-// emit writes one message from the remote to the host and reports whether
-// it was p's final response. Results the bridge learns from pass through
-// here: the negotiated version of an initialize, the tool list. Requests
-// in translation have hooks that decide what the host sees instead.
-func (b *Bridge) emit(msg []byte, p *pending) (final bool) {
-	var m wire.Message
-	if err := wire.Parse(msg, &m); err != nil {
-		if errors.Is(err, wire.ErrNotMessage) && firstByte(msg) == '[' {
-			b.write(msg) // a 2025-03-26 batch of responses
-			return false
-		}
-		b.log.Warn().Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
-		return false
-	}
-	if p == nil && m.Kind == wire.KindResponse {
-		// A response outside its request's stream (a server that answers
-		// on the GET stream after a resumption): it still completes that
-		// request, exactly once.
-		if q := b.pendingByWireID(m.IDBytes()); q != nil && !q.cancelled.Load() {
-			b.emit(msg, q)
-			q.cancelled.Store(true)
-			q.cancel()
-			return false
-		}
-	}
-	if p == nil || m.Kind != wire.KindResponse || string(m.IDBytes()) != string(p.wireID) {
-		if p != nil && p.other != nil {
-			p.other(msg, &m)
-			return false
-		}
-		if p != nil && p.cancelled.Load() && m.Kind == wire.KindNotification {
-			return false // nothing more for a cancelled request
-		}
-		b.write(msg)
-		return false
-	}
-	if p.cancelled.Load() {
-		return true
-	}
-	if p.final != nil {
-		p.final(&m)
-		return true
-	}
-	b.passFinal(p, &m)
-	return true
-}
-
-// pendingByWireID finds the in-flight request the remote knows by id. A
-// scan, not a second index: only a response that strayed from its own
-// stream (GET stream, batch answer) comes here, and the wire id of a
-// translated request changes at several places an index would have to
-// follow.
-func (b *Bridge) pendingByWireID(id []byte) *pending {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.inflight {
-		if string(p.wireID) == string(id) {
-			return p
-		}
-	}
-	return nil
-}
-
-// passFinal writes p's response as the remote sent it.
-func (b *Bridge) passFinal(p *pending, m *wire.Message) {
-	msg := m.Raw
-	switch {
-	case p.method == "initialize" && m.Result.Present():
-		b.sess.initializeResult(m)
-	case p.method == "tools/list" && m.Result.Present():
-		msg = b.tools.absorb(b, m)
-	}
-	b.write(msg)
-}
-
-func (b *Bridge) writeFinal(p *pending, body []byte) {
-	if !p.cancelled.Load() {
-		b.write(body)
-	}
-}
-
 // forwardableError returns an HTTP error body that is itself the
 // JSON-RPC error response to request id.
 func forwardableError(se *httpclient.StatusError, id []byte) []byte {
@@ -312,12 +231,12 @@ func forwardableError(se *httpclient.StatusError, id []byte) []byte {
 
 // fail answers p with a JSON-RPC error describing err.
 func (b *Bridge) fail(p *pending, err error, se *httpclient.StatusError) {
-	if p.cancelled.Load() {
+	if p.cancelled.Load() || p.replied.Load() {
 		return
 	}
 	code, msg, data := describe(err, se, b.cfg)
 	b.log.Warn().Str("method", p.method).RawJSON("id", p.id).Err(err).Msg("request failed")
-	b.write(wire.ErrorResponse(p.id, code, msg, data))
+	b.writeFinal(p, wire.ErrorResponse(p.id, code, msg, data))
 }
 
 // describe turns a failure into the error the host sees: what happened,

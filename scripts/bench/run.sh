@@ -3,6 +3,7 @@
 # in one run, on this machine, with one load generator and one echo child.
 #
 #   scripts/bench/run.sh [all|serve|connect|profile] [--quick] [--rounds N] [--skip-npm]
+#                        [--levels LIST] [--only REGEX] [--median]
 #
 #   all       serve and connect (default)
 #   serve     stdio server → HTTP: mcp-bridge serve, supergateway 4.0.0
@@ -19,6 +20,17 @@
 #             the best per measurement (default 2; 1 with --quick): the
 #             machine is shared, and one disturbed phase should not decide
 #   --skip-npm  do not run npm ci (node_modules already installed)
+#   --levels LIST  concurrency levels beside 1 (default 16,64,256), e.g.
+#             64,256,1024 for connect's scaling check
+#   --only REGEX  run only the configurations whose id matches (ids:
+#             serve.bridge, connect.bridge, connect.floor-http, ...; see
+#             run_serve and run_connect); npm is not needed unless a peer
+#             matches
+#   --median  keep the median round per measurement instead of the best
+#             (with --rounds 3 on a shared machine)
+#   MCP_BRIDGE_BIN=PATH  measure this mcp-bridge binary instead of building
+#             one (e.g. the revision before a change); name it with
+#             MCP_BRIDGE_REV
 #
 # Output: scripts/bench/results/<UTC stamp>-<what>-<full|quick>.json (merged
 # results) and .md (the tables, also printed to stdout). Logs and per-target JSON go to
@@ -30,20 +42,22 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BENCH=$ROOT/scripts/bench
 
-what=all quick=0 npm=1 rounds=
+what=all quick=0 npm=1 rounds= levels= only= merge=best
 prev=
 for a in "$@"; do
-	if [ "$prev" = --rounds ]; then
-		rounds=$a prev=
-		continue
-	fi
+	case $prev in
+	--rounds) rounds=$a prev= && continue ;;
+	--levels) levels=$a prev= && continue ;;
+	--only) only=$a prev= && continue ;;
+	esac
 	case $a in
-	--rounds) prev=$a ;;
+	--rounds | --levels | --only) prev=$a ;;
+	--median) merge=median ;;
 	all | serve | connect | profile) what=$a ;;
 	--quick) quick=1 ;;
 	--skip-npm) npm=0 ;;
 	-h | --help)
-		sed -n '2,30p' "$0"
+		sed -n '2,42p' "$0"
 		exit 0
 		;;
 	*)
@@ -99,12 +113,22 @@ need curl
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 step "build (into $BIN)"
-go build -o "$BIN/mcp-bridge" ./cmd/mcp-bridge
+if [ -n "${MCP_BRIDGE_BIN:-}" ]; then
+	cp "$MCP_BRIDGE_BIN" "$BIN/mcp-bridge"
+else
+	go build -o "$BIN/mcp-bridge" ./cmd/mcp-bridge
+fi
 go build -o "$BIN/" ./scripts/bench/loadgen ./scripts/bench/echo ./scripts/bench/httpecho ./scripts/bench/report ./scripts/bench/profile
 LG=$BIN/loadgen
 
 NM=$BENCH/node_modules
-if [ "$what" != profile ]; then
+# selected ID: whether --only lets configuration ID run
+selected() { [ -z "$only" ] || [[ $1 =~ $only ]]; }
+peers=0
+for id in serve.sg-stateful serve.sg-stateless serve.mcp-proxy connect.mcp-remote connect.sg-streamable; do
+	selected "$id" && peers=1
+done
+if [ "$what" != profile ] && [ $peers = 1 ]; then
 	if [ $npm = 1 ]; then
 		step "npm ci (supergateway 4.0.0, mcp-proxy 6.7.19, mcp-remote 0.15.1)"
 		(cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error)
@@ -128,10 +152,16 @@ ROUND=1
 # Later rounds repeat only start-up, latency and throughput.
 LATER=(-streams 0 -large "" -idle-wait 0)
 
+if [ -n "$levels" ]; then
+	COMMON+=(-levels "$levels")
+	SLOW+=(-levels "$levels")
+fi
+
 # suite ID NAME GROUP ROLE [loadgen flags...] [-- command...]
 suite() {
 	local id=$1 name=$2 group=$3 role=$4
 	shift 4
+	selected "$id" || return 0
 	local out=$TMP/$id.r$ROUND.json lp
 	# In the background so that a signal reaches the trap at once.
 	"$LG" suite -round "$ROUND" -id "$id" -name "$name" -group "$group" -role "$role" -out "$out" -log "$TMP/$id.log" "$@" &
@@ -311,7 +341,7 @@ rev=${MCP_BRIDGE_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 if [ -z "${MCP_BRIDGE_REV:-}" ] && [ -n "$(git status --porcelain -- bridge cmd httpclient lineio stdiohost 2>/dev/null)" ]; then
 	rev="$rev+uncommitted changes"
 fi
-"$BIN/report" -mode "$mode" -command "${cmd% }" -rev "$rev" -copy "$TMP/copy.json" \
+"$BIN/report" -mode "$mode" -merge "$merge" -command "${cmd% }" -rev "$rev" -copy "$TMP/copy.json" \
 	-load "before: $load_start, after: $(cut -d' ' -f1-3 /proc/loadavg)" \
 	-out "$BENCH/results/$name.json" -md "$BENCH/results/$name.md" "${RESULTS[@]}"
 echo >&2

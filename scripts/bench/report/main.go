@@ -4,7 +4,7 @@
 // CPU, memory, start-up, open streams and large results; ratios against
 // each peer and the floors; and the targets, met or missed.
 //
-//	report [-out results.json] [-md results.md] [-command "..."] [-copy copy.json] SUITE.json...
+//	report [-out results.json] [-md results.md] [-command "..."] [-copy copy.json] [-merge best|median] SUITE.json...
 //	report -from results.json   (re-render an earlier results file)
 package main
 
@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,6 +35,7 @@ type Results struct {
 	Machine Machine             `json:"machine"`
 	Copy    []load.CopyResult   `json:"loopback_copy,omitempty"`
 	Suites  []*load.SuiteResult `json:"suites"`
+	Merge   string              `json:"merge,omitempty"` // how rounds are merged: best (default) or median
 
 	raw []*load.SuiteResult // the unmerged rounds, while rendering
 }
@@ -56,7 +59,11 @@ func main() {
 	from := flag.String("from", "", "render this results file instead of merging")
 	rev := flag.String("rev", "", "the mcp-bridge revision measured")
 	loadavg := flag.String("load", "", "the machine's load averages around the run")
+	merge := flag.String("merge", "best", "how repeated rounds are merged: best or median")
 	flag.Parse()
+	if *merge != "best" && *merge != "median" {
+		check(fmt.Errorf("-merge %q: want best or median", *merge))
+	}
 
 	var res Results
 	if *from != "" {
@@ -64,7 +71,7 @@ func main() {
 		check(err)
 		check(json.Unmarshal(b, &res))
 	} else {
-		res = Results{Date: time.Now().UTC().Format(time.RFC3339), Command: *command, Mode: *mode, Rev: *rev, LoadAvg: *loadavg, Machine: machine()}
+		res = Results{Date: time.Now().UTC().Format(time.RFC3339), Command: *command, Mode: *mode, Rev: *rev, LoadAvg: *loadavg, Machine: machine(), Merge: *merge}
 		if *copyFile != "" {
 			b, err := os.ReadFile(*copyFile)
 			check(err)
@@ -238,8 +245,10 @@ var groups = []group{
 // repeats the whole list in full mode) into one: per phase the best round
 // (lowest p50 at 1 in flight, highest calls/s at each concurrency, fastest
 // start), the highest peak memory, and streams, large results and idle
-// memory from the first round that has them.
-func mergeRounds(all []*load.SuiteResult) []*load.SuiteResult {
+// memory from the first round that has them. With median, the latency and
+// throughput phases come from the median round instead of the best (on a
+// loaded machine the best round is luck).
+func mergeRounds(all []*load.SuiteResult, median bool) []*load.SuiteResult {
 	var order []string
 	by := map[string][]*load.SuiteResult{}
 	for _, s := range all {
@@ -295,14 +304,45 @@ func mergeRounds(all []*load.SuiteResult) []*load.SuiteResult {
 				}
 			}
 		}
+		if median {
+			medianPhases(&m, ok)
+		}
 		out = append(out, &m)
 	}
 	return out
 }
 
+// medianPhases sets m's latency and throughput phases to the median round
+// of each (the lower middle one with an even count).
+func medianPhases(m *load.SuiteResult, rounds []*load.SuiteResult) {
+	pick := func(rs []load.Result, better func(a, b load.Result) bool) load.Result {
+		sort.Slice(rs, func(i, j int) bool { return better(rs[i], rs[j]) })
+		return rs[(len(rs)-1)/2]
+	}
+	var lat []load.Result
+	for _, s := range rounds {
+		if s.Latency.Calls > 0 {
+			lat = append(lat, *s.Latency)
+		}
+	}
+	if len(lat) > 0 {
+		l := pick(lat, func(a, b load.Result) bool { return a.P50 > b.P50 })
+		m.Latency = &l
+	}
+	for i := range m.Throughput {
+		var rs []load.Result
+		for _, s := range rounds {
+			if t := level(s, m.Throughput[i].Concurrency); t != nil {
+				rs = append(rs, *t)
+			}
+		}
+		m.Throughput[i] = pick(rs, func(a, b load.Result) bool { return a.CallsPerSec < b.CallsPerSec })
+	}
+}
+
 func render(w io.Writer, raw *Results) {
 	merged := *raw
-	merged.Suites = mergeRounds(raw.Suites)
+	merged.Suites = mergeRounds(raw.Suites, raw.Merge == "median")
 	merged.raw = raw.Suites
 	r := &merged
 	rounds := 1
@@ -322,7 +362,9 @@ func render(w io.Writer, raw *Results) {
 		}
 		fmt.Fprint(w, "\n\n")
 	}
-	if rounds > 1 {
+	if rounds > 1 && r.Merge == "median" {
+		fmt.Fprintf(w, "Each configuration was measured in %d rounds (the whole list, then again); the latency and throughput columns show per measurement the median round; open streams and large results come from round 1. The raw rounds are in the results JSON.\n\n", rounds)
+	} else if rounds > 1 {
 		fmt.Fprintf(w, "Each configuration was measured in %d rounds (the whole list, then again); the tables show per measurement the best round (lowest p50 at 1 in flight, highest calls/s at each concurrency, fastest start, highest peak RSS); open streams and large results come from round 1. The raw rounds are in the results JSON.\n\n", rounds)
 	}
 	for _, g := range groups {
@@ -337,6 +379,7 @@ func render(w io.Writer, raw *Results) {
 		}
 		fmt.Fprintf(w, "### %s\n\n", g.title)
 		throughputTable(w, suites)
+		cpuTable(w, suites)
 		resourceTable(w, r, suites)
 		ratioTable(w, r, g)
 		for _, s := range suites {
@@ -379,12 +422,33 @@ func allPhases(s *load.SuiteResult) []load.Result {
 	return append(out, s.Large...)
 }
 
+// levels returns the concurrency levels beside 1 that suites measured,
+// ascending.
+func levels(suites []*load.SuiteResult) []int {
+	var out []int
+	for _, s := range suites {
+		for _, t := range s.Throughput {
+			if !slices.Contains(out, t.Concurrency) {
+				out = append(out, t.Concurrency)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func throughputTable(w io.Writer, suites []*load.SuiteResult) {
-	fmt.Fprintln(w, "| configuration | era | p50 µs @1 | p99 µs @1 | calls/s @1 | @16 | @64 | @256 | CPU s / 10k calls @64 (bridge+children) | server CPU s / 10k @64 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	lv := levels(suites)
+	var head, rule strings.Builder
+	for _, c := range lv {
+		fmt.Fprintf(&head, " @%d |", c)
+		rule.WriteString("---|")
+	}
+	fmt.Fprintf(w, "| configuration | era | p50 µs @1 | p99 µs @1 | calls/s @1 |%s CPU s / 10k calls @64 (bridge+children) | server CPU s / 10k @64 |\n", head.String())
+	fmt.Fprintf(w, "|---|---|---|---|---|%s---|---|\n", rule.String())
 	for _, s := range suites {
 		if s.Failed != "" {
-			fmt.Fprintf(w, "| %s | %s | failed | | | | | | | |\n", s.Name, s.Era)
+			fmt.Fprintf(w, "| %s | %s | failed | | |%s | |\n", s.Name, s.Era, strings.Repeat(" |", len(lv)))
 			continue
 		}
 		l := s.Latency
@@ -396,8 +460,44 @@ func throughputTable(w io.Writer, suites []*load.SuiteResult) {
 		if c64 != nil && c64.ServerCPUPer10k > 0 {
 			scpu = num(c64.ServerCPUPer10k)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Name, s.Era,
-			usec(l.P50), usec(l.P99), rate(l), rate(level(s, 16)), rate(c64), rate(level(s, 256)), cpu, scpu)
+		var rates strings.Builder
+		for _, c := range lv {
+			fmt.Fprintf(&rates, " %s |", rate(level(s, c)))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |%s %s | %s |\n", s.Name, s.Era,
+			usec(l.P50), usec(l.P99), rate(l), rates.String(), cpu, scpu)
+	}
+	fmt.Fprintln(w)
+}
+
+// cpuTable shows the CPU per call at each level: on a shared machine it
+// shows how a target scales with calls in flight better than calls/s,
+// which follow the CPU share the target got.
+func cpuTable(w io.Writer, suites []*load.SuiteResult) {
+	lv := levels(suites)
+	var head, rule strings.Builder
+	for _, c := range lv {
+		fmt.Fprintf(&head, " @%d |", c)
+		rule.WriteString("---|")
+	}
+	fmt.Fprintf(w, "CPU s per 10k calls at each level (target and its children / upstream server):\n\n| configuration |%s\n|---|%s\n", head.String(), rule.String())
+	for _, s := range suites {
+		if s.Failed != "" {
+			continue
+		}
+		fmt.Fprintf(w, "| %s |", s.Name)
+		for _, c := range lv {
+			t := level(s, c)
+			own, srv := "–", "–"
+			if t != nil && t.CPUPer10k > 0 {
+				own = num(t.CPUPer10k)
+			}
+			if t != nil && t.ServerCPUPer10k > 0 {
+				srv = num(t.ServerCPUPer10k)
+			}
+			fmt.Fprintf(w, " %s / %s |", own, srv)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 }
@@ -470,15 +570,21 @@ func ratioTable(w io.Writer, r *Results, g group) {
 		return
 	}
 	fmt.Fprintf(w, "**%s against the others** (same run; >1× means mcp-bridge is better):\n\n", b.Name)
-	fmt.Fprintln(w, "| against | calls/s @1 | @16 | @64 | @256 | p50 @1 (their ÷ ours) | CPU / call @64 (their ÷ ours) | 16 MiB time (their ÷ ours) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	lv := append([]int{1}, levels([]*load.SuiteResult{b})...)
+	var head, rule strings.Builder
+	for _, c := range lv[1:] {
+		fmt.Fprintf(&head, " @%d |", c)
+		rule.WriteString("---|")
+	}
+	fmt.Fprintf(w, "| against | calls/s @1 |%s p50 @1 (their ÷ ours) | CPU / call @64 (their ÷ ours) | 16 MiB time (their ÷ ours) |\n", head.String())
+	fmt.Fprintf(w, "|---|---|%s---|---|---|\n", rule.String())
 	for _, id := range append(append([]string{}, g.peers...), g.floors...) {
 		o := r.get(id)
 		if o == nil {
 			continue
 		}
 		cells := []string{}
-		for _, c := range []int{1, 16, 64, 256} {
+		for _, c := range lv {
 			cells = append(cells, ratio(level(b, c), level(o, c), func(p *load.Result) float64 { return p.CallsPerSec }, false))
 		}
 		cells = append(cells, ratio(b.Latency, o.Latency, func(p *load.Result) float64 { return p.P50 }, true))

@@ -114,6 +114,19 @@ func targets(w io.Writer, r *Results) {
 	if cb != nil && cf != nil {
 		addedP50("connect: added p50 @1 ≤ 100 µs over the floor", cb, cf)
 	}
+	// Issue 13: connect keeps its speed at high concurrency.
+	for _, b := range []*load.SuiteResult{cb, r.get("connect.bridge-legacy")} {
+		base := level(b, 64)
+		if base == nil || base.CallsPerSec <= 0 {
+			continue
+		}
+		for _, c := range []int{256, 1024} {
+			if x := level(b, c); x != nil {
+				v := x.CallsPerSec / base.CallsPerSec
+				row(fmt.Sprintf("%s: calls/s @%d ≥ 90%% of @64", b.Name, c), fmt.Sprintf("%.0f vs %.0f calls/s = %.0f%%", x.CallsPerSec, base.CallsPerSec, 100*v), v >= 0.9)
+			}
+		}
+	}
 	for _, b := range []*load.SuiteResult{sb, cb} {
 		if b == nil {
 			continue

@@ -183,6 +183,12 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (res SuiteResult) {
 		if ctx.Err() != nil {
 			break
 		}
+		// One unmeasured wave at the level first: the connections (and
+		// their buffers) a level needs are set up once, and at 1,024 in
+		// flight that set-up would otherwise be a large part of a short
+		// phase. What stays in the measured phase is the steady state,
+		// including any connection a target dials and closes per call.
+		Run(ctx, caller, Phase{Name: fmt.Sprintf("warmup-c%d", c), Concurrency: c, Count: 2 * c, Duration: 2 * time.Second, Spec: first})
 		res.Throughput = append(res.Throughput, phase(Phase{Name: fmt.Sprintf("c%d", c), Concurrency: c, Count: cfg.Count, Duration: cfg.PhaseDuration, Spec: first}))
 	}
 	if cfg.Streams > 0 && ctx.Err() == nil {

@@ -1,0 +1,249 @@
+package connect
+
+import (
+	"encoding/json"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// Everything the remote sends passes through route, which keeps the one
+// promise the host relies on: each of its requests is answered exactly
+// once, and every line on stdout is one JSON-RPC message. The remote is not
+// trusted with that. A batch is split into its messages; a response is
+// delivered only if it answers a request of the stream that carried it (or,
+// on the GET stream, where a server may resume a request's stream, one in
+// flight); a response to an id nobody sent, to a request of another stream,
+// or a second response to the same request is dropped (logged at debug).
+
+// source is where a message from the remote came from, which decides what
+// a response there may answer.
+type source struct {
+	p     *pending   // a request's own response stream
+	batch []*pending // the response to a host batch: its requests
+	get   bool       // the standalone GET stream: any request in flight
+	// none of them: the response to a POSTed notification or response,
+	// which answers nothing.
+}
+
+// emit writes one message from p's response stream to the host and
+// reports whether it carried p's final response.
+func (b *Bridge) emit(msg []byte, p *pending) bool { return b.route(msg, source{p: p}) }
+
+// route handles one message (or batch) from the remote and reports whether
+// it carried the final response of src.p.
+func (b *Bridge) route(msg []byte, src source) (final bool) {
+	if !b.remoteJSON(msg) {
+		return false
+	}
+	if firstByte(msg) != '[' {
+		return b.routeOne(msg, src)
+	}
+	// A 2025-03-26 server may answer with a batch; stdout carries one
+	// message a line, and each element is judged like a message of its
+	// own.
+	elems, err := batchElements(msg)
+	if err != nil || len(elems) == 0 {
+		b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent an empty or malformed batch; dropped")
+		return false
+	}
+	for _, e := range elems {
+		el := msg[e.Start:e.End]
+		if firstByte(el) == '[' {
+			b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(el)).Msg("remote sent a batch inside a batch; dropped")
+			continue
+		}
+		if b.routeOne(el, src) {
+			final = true
+		}
+	}
+	return final
+}
+
+// validateUpTo is the largest message remoteJSON checks in full.
+// encoding/json's validator moves 100-300 MB/s here: 16 MiB would cost
+// 60-300 ms, more than relaying it (docs/benchmarks.md: 56.6 ms), so a
+// larger message gets only the envelope reader's check (brackets matched,
+// strings closed, the envelope's keys well-formed).
+const validateUpTo = 256 << 10
+
+// remoteJSON reports whether msg is JSON at all, as far as it checks. The
+// envelope reader only walks the keys it routes on; a line the host cannot
+// parse must not reach it.
+func (b *Bridge) remoteJSON(msg []byte) bool {
+	if len(msg) > validateUpTo || json.Valid(msg) {
+		return true
+	}
+	b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent something that is not JSON; dropped")
+	return false
+}
+
+func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
+	if src.p == nil && src.batch == nil && b.currentMode() == modeModernHost {
+		// A 2026-07-28 host expects nothing unasked: the translation
+		// sorts it out.
+		b.mh.fromRemote(msg)
+		return false
+	}
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
+		return false
+	}
+	if m.Kind == wire.KindResponse {
+		return b.routeResponse(&m, src)
+	}
+	p := src.p
+	if p != nil && p.other != nil {
+		p.other(msg, &m)
+		return false
+	}
+	if p != nil && p.cancelled.Load() && m.Kind == wire.KindNotification {
+		return false // nothing more for a cancelled request
+	}
+	b.write(msg)
+	return false
+}
+
+// routeResponse delivers a response to the request of src it answers, if
+// any, and reports whether it was src.p's final response.
+func (b *Bridge) routeResponse(m *wire.Message, src source) bool {
+	id := m.IDBytes()
+	switch {
+	case src.p != nil:
+		p := src.p
+		wid := b.wireIDOf(p)
+		if string(id) == "null" && m.Error.Present() {
+			// JSON-RPC 2.0 §5: a server that could not read a request's id
+			// answers with a null one. On the request's own stream, this
+			// request is the only one it can be about.
+			var am wire.Message
+			if wire.Parse(wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: wid}), &am) == nil {
+				m, id = &am, wid
+			}
+		}
+		if string(id) != string(wid) {
+			b.dropResponse(m, "it does not answer the request whose stream carried it")
+			return false
+		}
+		b.final(p, m)
+		return true
+	case src.batch != nil:
+		for _, q := range src.batch {
+			if string(q.wireID) == string(id) {
+				b.final(q, m)
+				return false
+			}
+		}
+		b.dropResponse(m, "it answers no request of the batch whose stream carried it")
+	case src.get:
+		// A server may answer a request on the GET stream after resuming
+		// its stream there (found with real servers): it still completes
+		// that request, exactly once, and ends the request's own stream.
+		q := b.pendingByWireID(id)
+		if q == nil || q.cancelled.Load() {
+			b.dropResponse(m, "it answers no request in flight")
+			return false
+		}
+		if b.final(q, m) {
+			q.cancelled.Store(true)
+			q.cancel()
+		}
+	default:
+		b.dropResponse(m, "it came on the stream of a notification or response, which answers nothing")
+	}
+	return false
+}
+
+func (b *Bridge) dropResponse(m *wire.Message, why string) {
+	if e := b.log.Debug(); e.Enabled() {
+		e.RawJSON("id", m.IDBytes()).Str("reason", why).Msg("dropping a response from the remote")
+	}
+}
+
+// final hands p its final response: to p's translation hook, or to the
+// host as the remote sent it. It happens once per wire id of p, whichever
+// stream the response comes on; it reports whether it happened.
+func (b *Bridge) final(p *pending, m *wire.Message) bool {
+	if p.cancelled.Load() {
+		return false
+	}
+	hook, ok := b.takeFinal(p)
+	if !ok {
+		b.dropResponse(m, "its request already has its response")
+		return false
+	}
+	if hook != nil {
+		hook(m)
+	} else {
+		b.passFinal(p, m)
+	}
+	return true
+}
+
+// takeFinal claims the final response to p's current wire id and returns
+// p's final hook; ok is false if that response was already taken.
+func (b *Bridge) takeFinal(p *pending) (hook func(*wire.Message), ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p.finalFor != nil && string(p.finalFor) == string(p.wireID) {
+		return nil, false
+	}
+	p.finalFor = p.wireID
+	return p.final, true
+}
+
+func (b *Bridge) wireIDOf(p *pending) []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return p.wireID
+}
+
+// setHooks installs p's translation hooks. A response on the GET stream
+// reads them from another goroutine (takeFinal).
+func (b *Bridge) setHooks(p *pending, final func(*wire.Message), other func([]byte, *wire.Message)) {
+	b.mu.Lock()
+	p.final, p.other = final, other
+	b.mu.Unlock()
+}
+
+// pendingByWireID finds the in-flight request the remote knows by id. A
+// scan, not a second index: only a response that strayed from its own
+// stream (GET stream) comes here, and the wire id of a translated request
+// changes at several places an index would have to follow.
+func (b *Bridge) pendingByWireID(id []byte) *pending {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.inflight {
+		if string(p.wireID) == string(id) {
+			return p
+		}
+	}
+	return nil
+}
+
+// passFinal writes p's response as the remote sent it.
+func (b *Bridge) passFinal(p *pending, m *wire.Message) {
+	msg := m.Raw
+	switch {
+	case p.method == "initialize" && m.Result.Present():
+		b.sess.initializeResult(m)
+	case p.method == "tools/list" && m.Result.Present():
+		msg = b.tools.absorb(b, m)
+	}
+	b.writeFinal(p, msg)
+}
+
+// writeFinal writes p's answer to the host, unless the host cancelled p or
+// p was answered already.
+func (b *Bridge) writeFinal(p *pending, body []byte) {
+	if p.cancelled.Load() {
+		return
+	}
+	if !p.replied.CompareAndSwap(false, true) {
+		b.log.Debug().Str("method", p.method).RawJSON("id", p.id).Msg("dropping a second answer to a request")
+		return
+	}
+	b.write(body)
+}
