@@ -316,7 +316,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			b.requests.Go(func() { b.relayBatch(ctx, raw) })
 			return
 		}
-		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message", nil))
+		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
 		return
 	}
 	switch m.Kind {

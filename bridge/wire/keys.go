@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -222,4 +223,14 @@ func asciiEqualFold(a []byte, b string) bool {
 		}
 	}
 	return true
+}
+
+// Refusal is the message of the Invalid Request error (-32600) that
+// answers input Parse refused with err: it names the rule the message
+// broke, and for an ambiguous one the key.
+func Refusal(err error) string {
+	if errors.Is(err, ErrSyntax) && !errors.Is(err, ErrAmbiguous) {
+		return "Invalid Request: not a JSON-RPC message"
+	}
+	return "Invalid Request: " + strings.TrimPrefix(err.Error(), "wire: ")
 }
