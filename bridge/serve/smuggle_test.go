@@ -212,3 +212,23 @@ func TestSmuggledKeysNeverCross(t *testing.T) {
 		})
 	}
 }
+
+// A header/body mismatch hidden in a second spelling of an argument: the
+// Mcp-Param-Region header matches "region", the Go server reads "Region"
+// (encoding/json matches keys case-insensitively, the last one wins).
+func TestSmuggledArgumentKey(t *testing.T) {
+	b := startBridge(t, Config{}, bins["everything"])
+	h := modernHeaders("tools/call", "test_x_mcp_header")
+	h["Mcp-Param-Region"] = "us-west1"
+	for _, args := range []string{`{"region":"us-west1","Region":"eu-north1"}`, `{"region":"us-west1","REGION":"eu-north1"}`} {
+		resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_x_mcp_header","arguments":`+args+`,`+modernMeta+`}}`, h)
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "-32600") {
+			t.Errorf("%s: %d %s, want 400 -32600", args, resp.StatusCode, body)
+		}
+	}
+	// The bridge learns the bindings from tools/list; a plain call passes.
+	resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_x_mcp_header","arguments":{"region":"us-west1"},`+modernMeta+`}}`, h)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "region=us-west1") {
+		t.Errorf("plain call: %d %s", resp.StatusCode, body)
+	}
+}
