@@ -357,3 +357,12 @@ func BenchmarkParseEscapedKey(b *testing.B) {
 		}
 	}
 }
+
+func TestParseInvalidUTF8ReadsAsEncodingJSON(t *testing.T) {
+	in := []byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\xffb\"}}")
+	m := mustParse(t, string(in))
+	if m.Name != "a\ufffdb" {
+		t.Errorf("name %q, want %q (what encoding/json reads)", m.Name, "a\ufffdb")
+	}
+	checkOneReading(t, in)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ErrNotMessage reports JSON that is not a single JSON-RPC message object
@@ -312,13 +313,15 @@ func (p *parser) errorObject(key []byte, s int) (int, error) {
 
 func isNull(b []byte) bool { return string(b) == "null" }
 
-// stringValue decodes a JSON string; other JSON values yield "".
+// stringValue decodes a JSON string; other JSON values yield "". Invalid
+// UTF-8 reads as U+FFFD, as encoding/json reads it: a method or tool name
+// is the same string for the bridge and the peer.
 func stringValue(b []byte) (string, error) {
 	if len(b) < 2 || b[0] != '"' {
 		return "", nil
 	}
 	inner := b[1 : len(b)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), nil
 	}
 	var s string
