@@ -229,7 +229,7 @@ func asciiEqualFold(a []byte, b string) bool {
 // answers input Parse refused with err: it names the rule the message
 // broke, and for an ambiguous one the key.
 func Refusal(err error) string {
-	if errors.Is(err, ErrSyntax) && !errors.Is(err, ErrAmbiguous) {
+	if errors.Is(err, ErrSyntax) {
 		return "Invalid Request: not a JSON-RPC message"
 	}
 	return "Invalid Request: " + strings.TrimPrefix(err.Error(), "wire: ")

@@ -366,3 +366,17 @@ func TestParseInvalidUTF8ReadsAsEncodingJSON(t *testing.T) {
 	}
 	checkOneReading(t, in)
 }
+
+func TestRefusal(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","ID":1,"method":"x"}`:        `Invalid Request: ambiguous message (a routed key is duplicated, escaped or in another spelling): key "ID" for id`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`: `Invalid Request: ambiguous message (a routed key is duplicated, escaped or in another spelling): key "id" twice`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x"}`:      "Invalid Request: not a JSON-RPC message: id must be a string, an integer or null",
+		`{"jsonrpc":"2.0","id":1,"method":"x"`:         "Invalid Request: not a JSON-RPC message",
+	} {
+		var m Message
+		if got := Refusal(Parse([]byte(in), &m)); got != want {
+			t.Errorf("Refusal(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
