@@ -380,3 +380,20 @@ func TestRefusal(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNullMemberOfResponse(t *testing.T) {
+	ok := mustParse(t, `{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":null}`)
+	if ok.Kind != KindResponse || ok.Error.Present() || string(ok.Bytes(ok.Result)) != `{"a":1}` {
+		t.Errorf("result with error null: %+v", ok)
+	}
+	e := mustParse(t, `{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32601,"message":"m"}}`)
+	if e.Kind != KindResponse || e.Result.Present() || e.ErrorCode != -32601 {
+		t.Errorf("error with result null: %+v", e)
+	}
+	n := mustParse(t, `{"jsonrpc":"2.0","id":1,"result":null}`)
+	if !n.Result.Present() {
+		t.Error("a null result is a result")
+	}
+	checkOneReading(t, ok.Raw)
+	checkOneReading(t, e.Raw)
+}

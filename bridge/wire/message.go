@@ -131,6 +131,13 @@ func Parse(raw []byte, m *Message) error {
 	if skipSpace(raw, end) != len(raw) {
 		return ErrSyntax
 	}
+	// Some JSON-RPC libraries write the member they do not use as null
+	// ("result":{...},"error":null); decoders read that as absent.
+	if m.Error.Present() && isNull(raw[m.Error.Start:m.Error.End]) {
+		m.Error = Span{}
+	} else if m.Error.Present() && m.Result.Present() && isNull(raw[m.Result.Start:m.Result.End]) {
+		m.Result = Span{}
+	}
 	hasMethod := p.seen[0]&(1<<envMethod) != 0
 	switch {
 	case hasMethod && m.Method == "":
