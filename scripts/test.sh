@@ -46,6 +46,7 @@ fuzz() {
 }
 fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
+fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient FuzzSSEStream

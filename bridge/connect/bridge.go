@@ -324,7 +324,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			b.passBatch(ctx, raw)
 			return
 		}
-		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message", nil))
+		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
 		return
 	}
 	switch m.Kind {

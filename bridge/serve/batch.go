@@ -19,7 +19,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	msgs := make([]wire.Message, len(elems))
 	for i, e := range elems {
 		if err := wire.Parse(body[e.Start:e.End], &msgs[i]); err != nil {
-			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: a batch element is not a JSON-RPC message", nil)
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, wire.Refusal(err)+" (a batch element)", nil)
 			return
 		}
 		if msgs[i].Method == "initialize" {

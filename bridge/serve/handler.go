@@ -225,7 +225,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
-		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message", nil)
+		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, wire.Refusal(err), nil)
 		return
 	}
 	if m.Kind == wire.KindRequest && !validID(m.IDBytes()) {

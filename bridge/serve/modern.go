@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -214,6 +215,11 @@ func (h *Handler) checkParamHeaders(hdr http.Header, m *wire.Message) (int, int,
 		args = m.Bytes(m.Arguments)
 	}
 	vals, present, err := wire.ParamValues(args, bindings)
+	if errors.Is(err, wire.ErrAmbiguous) {
+		// An argument in two spellings: the header could be checked
+		// against one while the tool reads the other.
+		return http.StatusBadRequest, wire.CodeInvalidRequest, wire.Refusal(err), nil
+	}
 	if err != nil {
 		return 0, 0, "", nil // malformed arguments: the child will say so
 	}

@@ -9,6 +9,13 @@
 // from the original with a few spans replaced (an id, a progress token, a
 // subscription id).
 //
+// Parse reads a message the way the peers on either side decode it, or
+// refuses it: a key the bridge routes on that is duplicated, escaped or
+// spelled in another case is [ErrAmbiguous], because a Go peer would read
+// "ID", "\u0069d" or a second "id" where Parse reads the first "id" (see
+// keys.go for why refusing beats canonicalizing). [Field] gives no reading
+// of an ambiguous key either.
+//
 // Parse checks the structure it walks (objects, arrays, strings and the
 // nesting between them) but not every literal; callers that must answer
 // malformed input with a parse error run json.Valid on untrusted input

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // ErrNotMessage reports JSON that is not a single JSON-RPC message object
@@ -105,6 +107,13 @@ func (m *Message) IsModern() bool { return m.ProtocolVersion != "" }
 
 // Parse parses raw into m. raw must hold one JSON object; a leading '[' (a
 // batch) yields ErrNotMessage. Parse does not copy raw.
+//
+// Parse reads a message the way a JSON decoder on the other side would, or
+// refuses it: a routed key duplicated, escaped or in another spelling is
+// ErrAmbiguous (see there why refusing beats canonicalizing), and so is an
+// id that is not a string, an integer or null, a method that is not a
+// string, and a message that is both a request and a response. It walks
+// params, params._meta and error in the same pass as it skips them.
 func Parse(raw []byte, m *Message) error {
 	*m = Message{Raw: raw}
 	i := skipSpace(raw, 0)
@@ -114,35 +123,34 @@ func Parse(raw []byte, m *Message) error {
 		}
 		return ErrSyntax
 	}
-	end, err := objectFields(raw, i, func(key []byte, s, e int) error {
-		switch string(key) {
-		case "id":
-			m.ID = Span{s, e}
-		case "method":
-			v, err := stringValue(raw[s:e])
-			if err != nil {
-				return err
-			}
-			m.Method = v
-		case "params":
-			m.Params = Span{s, e}
-		case "result":
-			m.Result = Span{s, e}
-		case "error":
-			m.Error = Span{s, e}
-		}
-		return nil
-	})
+	p := parser{m: m}
+	end, err := walkObject(raw, i, 0, p.envelope)
 	if err != nil {
 		return err
 	}
 	if skipSpace(raw, end) != len(raw) {
 		return ErrSyntax
 	}
+	// Some JSON-RPC libraries write the member they do not use as null
+	// ("result":{...},"error":null); decoders read that as absent.
+	if m.Error.Present() && isNull(raw[m.Error.Start:m.Error.End]) {
+		m.Error = Span{}
+	} else if m.Error.Present() && m.Result.Present() && isNull(raw[m.Result.Start:m.Result.End]) {
+		m.Result = Span{}
+	}
+	hasMethod := p.seen[0]&(1<<envMethod) != 0
 	switch {
-	case m.Method != "" && m.ID.Present() && !isNull(raw[m.ID.Start:m.ID.End]):
+	case hasMethod && m.Method == "":
+		return errMethod
+	case hasMethod && (m.Result.Present() || m.Error.Present()), m.Result.Present() && m.Error.Present():
+		return errRequestAndResponse
+	case m.ID.Present() && !validID(m.IDBytes()):
+		return errID
+	}
+	switch {
+	case hasMethod && m.ID.Present() && !isNull(raw[m.ID.Start:m.ID.End]):
 		m.Kind = KindRequest
-	case m.Method != "":
+	case hasMethod:
 		m.Kind = KindNotification
 		m.ID = Span{}
 	case m.Result.Present() || m.Error.Present():
@@ -150,88 +158,177 @@ func Parse(raw []byte, m *Message) error {
 	default:
 		return ErrNotMessage
 	}
-	if m.Params.Present() && raw[m.Params.Start] == '{' {
-		if err := m.parseParams(); err != nil {
-			return err
-		}
+	if m.Method == "notifications/progress" {
+		m.ProgressToken = p.paramsToken
 	}
-	if m.Error.Present() && raw[m.Error.Start] == '{' {
-		_, err := objectFields(raw, m.Error.Start, func(key []byte, s, e int) error {
-			if string(key) == "code" {
-				m.ErrorCode, _ = strconv.Atoi(string(raw[s:e]))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	if m.Kind == KindRequest && p.metaToken.Present() {
+		m.ProgressToken = p.metaToken
 	}
 	return nil
 }
 
-func (m *Message) parseParams() error {
-	raw := m.Raw
-	_, err := objectFields(raw, m.Params.Start, func(key []byte, s, e int) error {
-		var err error
-		switch string(key) {
-		case "name":
-			if raw[s] == '"' {
-				m.Name, err = stringValue(raw[s:e])
-			}
-		case "uri":
-			if raw[s] == '"' {
-				m.URI, err = stringValue(raw[s:e])
-			}
-		case "arguments":
-			m.Arguments = Span{s, e}
-		case "_meta":
-			m.Meta = Span{s, e}
-		case "requestId":
-			m.RequestID = Span{s, e}
-		case "progressToken":
-			if m.Method == "notifications/progress" {
-				m.ProgressToken = Span{s, e}
-			}
-		}
-		return err
-	})
-	if err != nil || !m.Meta.Present() || raw[m.Meta.Start] != '{' {
-		return err
+var (
+	errMethod             = fmt.Errorf("%w: method must be a non-empty string", ErrNotMessage)
+	errRequestAndResponse = fmt.Errorf("%w: both a request and a response", ErrNotMessage)
+	errID                 = fmt.Errorf("%w: id must be a string, an integer or null", ErrNotMessage)
+)
+
+// validID reports whether an id is a string, an integer or null: MCP's
+// "RequestId = string | number" with the SDKs' integer-only numbers. A
+// fraction or exponent is refused rather than compared byte for byte with
+// what a peer that normalizes numbers (1.0 -> 1) answers.
+func validID(b []byte) bool {
+	switch {
+	case b[0] == '"' || isNull(b):
+		return true
+	case b[0] == '-':
+		b = b[1:]
 	}
-	_, err = objectFields(raw, m.Meta.Start, func(key []byte, s, e int) error {
-		var err error
-		switch string(key) {
-		case "progressToken":
-			if m.Kind == KindRequest {
-				m.ProgressToken = Span{s, e}
-			}
-		case MetaProtocolVersion:
-			if raw[s] == '"' {
-				m.ProtocolVersion, err = stringValue(raw[s:e])
-			}
-		case MetaClientCapabilities:
-			m.HasClientCapabilities = true
-		case MetaLogLevel:
-			if raw[s] == '"' {
-				m.LogLevel, err = stringValue(raw[s:e])
-			}
-		case MetaSubscriptionID:
-			m.SubscriptionID = Span{s, e}
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
 		}
-		return err
-	})
-	return err
+	}
+	return true
+}
+
+// parser holds what Parse learns while it walks a message.
+type parser struct {
+	m                      *Message
+	seen                   [4]uint32 // keys met in the envelope, params, _meta, error
+	paramsToken, metaToken Span
+}
+
+func (p *parser) envelope(key []byte, s int) (int, error) {
+	raw := p.m.Raw
+	k, err := envelopeKeys.lookup(key, &p.seen[0])
+	if err != nil {
+		return 0, err
+	}
+	var e int
+	switch {
+	case k == envParams && raw[s] == '{':
+		e, err = walkObject(raw, s, 1, p.params)
+	case k == envError && raw[s] == '{':
+		e, err = walkObject(raw, s, 1, p.errorObject)
+	default:
+		e, err = skipValue(raw, s, 1)
+	}
+	if err != nil {
+		return 0, err
+	}
+	sp := Span{s, e}
+	switch k {
+	case envID:
+		p.m.ID = sp
+	case envMethod:
+		if raw[s] != '"' {
+			return 0, errMethod
+		}
+		p.m.Method, err = stringValue(raw[s:e])
+	case envParams:
+		p.m.Params = sp
+	case envResult:
+		p.m.Result = sp
+	case envError:
+		p.m.Error = sp
+	}
+	return e, err
+}
+
+func (p *parser) params(key []byte, s int) (int, error) {
+	raw := p.m.Raw
+	k, err := paramsKeys.lookup(key, &p.seen[1])
+	if err != nil {
+		return 0, err
+	}
+	var e int
+	if k == parMeta && raw[s] == '{' {
+		e, err = walkObject(raw, s, 2, p.meta)
+	} else {
+		e, err = skipValue(raw, s, 2)
+	}
+	if err != nil {
+		return 0, err
+	}
+	sp := Span{s, e}
+	switch k {
+	case parName:
+		if raw[s] == '"' {
+			p.m.Name, err = stringValue(raw[s:e])
+		}
+	case parURI:
+		if raw[s] == '"' {
+			p.m.URI, err = stringValue(raw[s:e])
+		}
+	case parArguments:
+		p.m.Arguments = sp
+	case parMeta:
+		p.m.Meta = sp
+	case parRequestID:
+		p.m.RequestID = sp
+	case parProgressToken:
+		p.paramsToken = sp
+	}
+	return e, err
+}
+
+func (p *parser) meta(key []byte, s int) (int, error) {
+	raw := p.m.Raw
+	k, err := metaKeys.lookup(key, &p.seen[2])
+	if err != nil {
+		return 0, err
+	}
+	e, err := skipValue(raw, s, 3)
+	if err != nil {
+		return 0, err
+	}
+	switch k {
+	case metaProgressToken:
+		p.metaToken = Span{s, e}
+	case metaProtocolVersion:
+		if raw[s] == '"' {
+			p.m.ProtocolVersion, err = stringValue(raw[s:e])
+		}
+	case metaClientCapabilities:
+		p.m.HasClientCapabilities = true
+	case metaLogLevel:
+		if raw[s] == '"' {
+			p.m.LogLevel, err = stringValue(raw[s:e])
+		}
+	case metaSubscriptionID:
+		p.m.SubscriptionID = Span{s, e}
+	}
+	return e, err
+}
+
+func (p *parser) errorObject(key []byte, s int) (int, error) {
+	raw := p.m.Raw
+	k, err := errorKeys.lookup(key, &p.seen[3])
+	if err != nil {
+		return 0, err
+	}
+	e, err := skipValue(raw, s, 2)
+	if err == nil && k == errCode {
+		p.m.ErrorCode, _ = strconv.Atoi(string(raw[s:e]))
+	}
+	return e, err
 }
 
 func isNull(b []byte) bool { return string(b) == "null" }
 
-// stringValue decodes a JSON string; other JSON values yield "".
+// stringValue decodes a JSON string; other JSON values yield "". Invalid
+// UTF-8 reads as U+FFFD, as encoding/json reads it: a method or tool name
+// is the same string for the bridge and the peer.
 func stringValue(b []byte) (string, error) {
 	if len(b) < 2 || b[0] != '"' {
 		return "", nil
 	}
 	inner := b[1 : len(b)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), nil
 	}
 	var s string
@@ -242,20 +339,25 @@ func stringValue(b []byte) (string, error) {
 }
 
 // Field returns the span of key inside the object at span obj, searching one
-// level deep. ok is false if obj is not an object or has no such key.
+// level deep. ok is false if obj is not an object or has no such key, and
+// also when the key is there more than once or in another spelling a
+// decoder would take for it (escaped, another case): then no reading of it
+// is the one the peer has, so none is given.
 func Field(raw []byte, obj Span, key string) (Span, bool) {
 	if !obj.Present() || raw[obj.Start] != '{' {
 		return Span{}, false
 	}
 	var found Span
-	ok := false
+	n, variant := 0, false
 	_, err := objectFields(raw, obj.Start, func(k []byte, s, e int) error {
-		if !ok && string(k) == key {
-			found, ok = Span{s, e}, true
+		exact, v := keyMatch(k, key)
+		if exact {
+			found, n = Span{s, e}, n+1
 		}
+		variant = variant || v
 		return nil
 	})
-	return found, ok && err == nil
+	return found, n == 1 && !variant && err == nil
 }
 
 // StringField is Field for a string value, decoded.

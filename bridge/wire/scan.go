@@ -11,6 +11,9 @@ var ErrSyntax = errors.New("wire: malformed JSON")
 
 // maxDepth bounds nesting so hostile input cannot make the skipper loop
 // over a deep structure for long; real MCP messages nest a few dozen levels.
+// It is encoding/json's limit (maxNestingDepth, counted from the outermost
+// value), so a message Parse accepts is never one a Go peer rejects as too
+// deep, nor the other way round.
 const maxDepth = 10000
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -44,8 +47,9 @@ func skipString(b []byte, i int) (int, error) {
 }
 
 // skipValue returns the index just past the JSON value starting at b[i]
-// (after whitespace).
-func skipValue(b []byte, i int) (int, error) {
+// (after whitespace). depth is the number of arrays and objects around the
+// value.
+func skipValue(b []byte, i, depth int) (int, error) {
 	i = skipSpace(b, i)
 	if i >= len(b) {
 		return 0, ErrSyntax
@@ -54,7 +58,7 @@ func skipValue(b []byte, i int) (int, error) {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
-		return skipNested(b, i)
+		return skipNested(b, i, depth)
 	default:
 		// A literal or number: runs until a delimiter.
 		j := i
@@ -76,8 +80,9 @@ func skipValue(b []byte, i int) (int, error) {
 }
 
 // skipNested skips an object or array by matching brackets, jumping over
-// strings; it does not check commas and colons inside.
-func skipNested(b []byte, i int) (int, error) {
+// strings; it does not check commas and colons inside. depth is the number
+// of arrays and objects around it.
+func skipNested(b []byte, i, depth int) (int, error) {
 	var stack [64]byte
 	st := stack[:0]
 	for i < len(b) {
@@ -90,7 +95,7 @@ func skipNested(b []byte, i int) (int, error) {
 			i = j
 			continue
 		case '{', '[':
-			if len(st) >= maxDepth {
+			if depth+len(st) >= maxDepth {
 				return 0, ErrSyntax
 			}
 			st = append(st, c)
@@ -112,6 +117,22 @@ func skipNested(b []byte, i int) (int, error) {
 // the raw key (without quotes, escapes not decoded) and the value's span. It
 // returns the index just past the object.
 func objectFields(b []byte, i int, fn func(key []byte, start, end int) error) (int, error) {
+	return walkObject(b, i, 0, func(key []byte, start int) (int, error) {
+		end, err := skipValue(b, start, 1)
+		if err == nil && fn != nil {
+			err = fn(key, start, end)
+		}
+		return end, err
+	})
+}
+
+// walkObject calls fn for each member of the object starting at b[i] (after
+// whitespace) with the raw key (without quotes, escapes not decoded) and
+// where the value starts; fn returns the index just past the value, so it
+// can walk a nested object in the same pass as it skips it. depth is the
+// number of arrays and objects around this one. walkObject returns the
+// index just past the object.
+func walkObject(b []byte, i, depth int, fn func(key []byte, start int) (int, error)) (int, error) {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return 0, ErrSyntax
@@ -135,14 +156,12 @@ func objectFields(b []byte, i int, fn func(key []byte, start, end int) error) (i
 			return 0, ErrSyntax
 		}
 		vstart := skipSpace(b, i+1)
-		vend, err := skipValue(b, vstart)
+		if vstart >= len(b) {
+			return 0, ErrSyntax
+		}
+		vend, err := fn(key, vstart)
 		if err != nil {
 			return 0, err
-		}
-		if fn != nil {
-			if err := fn(key, vstart, vend); err != nil {
-				return 0, err
-			}
 		}
 		i = skipSpace(b, vend)
 		if i >= len(b) {
@@ -181,7 +200,7 @@ func arrayElems(b []byte, i int, fn func(start, end int) error) (int, error) {
 	}
 	for {
 		start := skipSpace(b, i)
-		end, err := skipValue(b, start)
+		end, err := skipValue(b, start, 1)
 		if err != nil {
 			return 0, err
 		}

@@ -151,6 +151,15 @@ func ParamValues(arguments []byte, bindings []ParamBinding) (vals []string, pres
 				v = nil
 				break
 			}
+			// The map holds what every decoder agrees on (escapes decoded,
+			// the last duplicate); a Go server would also take "Region" for
+			// "region", so a header checked against one while the tool
+			// reads the other must not pass.
+			for other := range obj {
+				if other != k && (sameKey(other, k) || strings.EqualFold(other, k)) {
+					return nil, nil, fmt.Errorf("%w: argument %q also spelled %q", ErrAmbiguous, k, other)
+				}
+			}
 			v = obj[k]
 		}
 		switch x := v.(type) {
