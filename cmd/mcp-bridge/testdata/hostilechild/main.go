@@ -8,6 +8,9 @@
 // a child started while PATH exists takes 2 s to start serving: the
 // bridge's restart of a hung child is then visible long enough to be
 // observed.
+//
+// With -crash PATH it appends a line to PATH and exits with status 3 at
+// once: a crash loop, each start counted in PATH.
 package main
 
 import (
@@ -22,7 +25,16 @@ import (
 func main() {
 	deaf := flag.Bool("deaf", false, "stop reading stdin after answering server/discover")
 	marker := flag.String("marker", "", "file created on going deaf; its presence slows the start")
+	crash := flag.String("crash", "", "append a line to this file and exit 3 at once")
 	flag.Parse()
+	if *crash != "" {
+		f, err := os.OpenFile(*crash, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			f.WriteString("start\n")
+			f.Close()
+		}
+		os.Exit(3)
+	}
 	if *marker != "" {
 		if _, err := os.Stat(*marker); err == nil {
 			time.Sleep(2 * time.Second)
