@@ -1,0 +1,72 @@
+package stdiohost
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// These tests run on every platform (Windows included, where the tree is a
+// Job Object); alive_*_test.go and helper_*_test.go hold what differs.
+
+// A child that ends its lines with CRLF is read line by line without the
+// CR, and blank lines are skipped.
+func TestChildCRLFLines(t *testing.T) {
+	c := newCollector()
+	h, err := Start(helperCmd("crlf"), Options{OnMessage: c.on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Done()
+	h.Close()
+	if want := []string{`{"a":1}`, `{"b":2}`}; !slices.Equal(c.msgs, want) {
+		t.Errorf("messages %q, want %q", c.msgs, want)
+	}
+}
+
+// When the bridge itself is killed (no Close, no cleanup), its child dies
+// with it: on Linux by the parent-death signal, on Windows with the whole
+// job, grandchildren included, because the kernel closes the dead bridge's
+// job handle. On Linux the grandchild, which only a signal to the group
+// would reach, survives; macOS has neither mechanism.
+func TestTreeDiesWithKilledBridge(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "windows" {
+		t.Skipf("%s has no parent-death signal: a killed bridge's child survives (docs/platforms.md)", runtime.GOOS)
+	}
+	bridge := helperCmd("host")
+	out, err := bridge.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bridge.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child, grandchild int
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if _, serr := fmt.Sscan(line, &child, &grandchild); err != nil || serr != nil {
+		bridge.Process.Kill()
+		bridge.Wait()
+		t.Fatalf("helper said %q: %v %v", line, err, serr)
+	}
+	t.Cleanup(func() { killPid(grandchild) })
+	if !alive(child) || !alive(grandchild) {
+		t.Fatal("child or grandchild not running")
+	}
+	bridge.Process.Kill()
+	bridge.Wait()
+	waitGone(t, child)
+	if runtime.GOOS == "windows" {
+		waitGone(t, grandchild)
+	}
+}
+
+// killPid ends a process a test may have left behind.
+func killPid(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+		p.Release()
+	}
+}
