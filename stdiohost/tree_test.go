@@ -65,6 +65,9 @@ func TestTreeDiesWithKilledBridge(t *testing.T) {
 
 // killPid ends a process a test may have left behind.
 func killPid(pid int) {
+	if !alive(pid) {
+		return // gone already: the pid may since name another process
+	}
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Kill()
 		p.Release()

@@ -17,7 +17,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
+
+// adoptOrphans is set by main: only the real binary reaps inherited
+// descendants.
+var adoptOrphans bool
 
 type serveFlags struct {
 	listen, path, authToken, sessionMode, childProto string
@@ -129,6 +134,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		IdleTimeout:       5 * time.Minute,
 		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
 	}
+	// On Linux the bridge inherits descendants that leave their child's
+	// process group (setsid), so that none outlives it.
+	var orphans *stdiohost.Orphans
+	if adoptOrphans {
+		if orphans, err = stdiohost.AdoptOrphans(log); err != nil {
+			log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
+		}
+	}
 	h.Start()
 	log.Info().Str("url", "http://"+ln.Addr().String()+f.path).Strs("command", child).
 		Bool("auth", f.authToken != "").Msg("mcp-bridge serving")
@@ -163,8 +176,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn().Int("in_flight", h.InFlight()).Msg("shutdown timeout: abandoning in-flight requests")
 	}
 	cancel()
-	// Every child: close stdin, SIGTERM, SIGKILL, whole process groups.
+	// Every child: close stdin, SIGTERM, SIGKILL, whole process groups
+	// (Windows: jobs); then whatever escaped a group.
 	h.Close()
+	if orphans != nil {
+		orphans.Close()
+	}
 	srv.Close()
 	log.Info().Msg("mcp-bridge stopped")
 	return runErr
