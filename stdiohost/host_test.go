@@ -63,6 +63,10 @@ func helperMain(mode string) int {
 	case "stderr": // CRLF, blank and over-long lines on stderr, then exit
 		fmt.Fprint(os.Stderr, "one\r\n\n"+strings.Repeat("x", 20000)+"\ntwo")
 		return 0
+	case "args": // print the arguments as one JSON line
+		b, _ := json.Marshal(os.Args[1:])
+		fmt.Println(string(b))
+		return 0
 	case "crlf": // Windows-style line ends, as a child built for it may write
 		fmt.Print("{\"a\":1}\r\n\r\n{\"b\":2}\r\n")
 		return 0

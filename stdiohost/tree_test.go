@@ -2,6 +2,7 @@ package stdiohost
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -24,6 +25,31 @@ func TestChildCRLFLines(t *testing.T) {
 	h.Close()
 	if want := []string{`{"a":1}`, `{"b":2}`}; !slices.Equal(c.msgs, want) {
 		t.Errorf("messages %q, want %q", c.msgs, want)
+	}
+}
+
+// The child gets its arguments exactly, without a shell, however awkward.
+// On Windows they cross a single command line that os/exec quotes for
+// CreateProcess and the child splits again (CommandLineToArgvW rules):
+// spaces, quotes, backslashes before quotes and at the end, an empty
+// argument and shell metacharacters must all survive.
+func TestChildArgsQuoted(t *testing.T) {
+	args := []string{"", "a b", `"quoted"`, `back\slash\`, `tail\`, `\"x\"`, `C:\Program Files\x\`,
+		"tab\there", "%PATH%", "$HOME", "a&b|c<d>e^f", "é 日本", "--flag=va lue", `'single'`}
+	cmd := helperCmd("args")
+	cmd.Args = append(cmd.Args, args...)
+	c := newCollector()
+	h, err := Start(cmd, Options{OnMessage: c.on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var got []string
+	if err := json.Unmarshal([]byte(c.next(t)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, args) {
+		t.Errorf("child got %q\nwant %q", got, args)
 	}
 }
 
