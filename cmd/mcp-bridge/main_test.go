@@ -306,3 +306,19 @@ func pidsIn(t *testing.T, file string) []int {
 	}
 	return pids
 }
+
+// The version line names version, commit, Go version and platform, from
+// the values release.sh stamps with -ldflags -X (release_test.sh checks a
+// real stamped build).
+func TestVersionString(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v1.2.3", "0123456789abcdef0123456789abcdef01234567"
+	want := "mcp-bridge v1.2.3 (commit 0123456789abcdef0123456789abcdef01234567, " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")"
+	if got := versionString(); got != want {
+		t.Errorf("versionString() = %q, want %q", got, want)
+	}
+	version, commit = "", ""
+	if got := versionString(); !strings.HasPrefix(got, "mcp-bridge ") || !strings.Contains(got, "(commit ") {
+		t.Errorf("unstamped versionString() = %q", got)
+	}
+}
