@@ -91,16 +91,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
-	path, err := exec.LookPath(child[0])
-	if err != nil {
-		return fmt.Errorf("serve: MCP server command: %w", err)
-	}
 	loopback, err := isLoopbackAddr(f.listen)
 	if err != nil {
 		return usagef("--listen %q: %v", f.listen, err)
 	}
 	if !loopback && f.authToken == "" && !f.allowUnauth {
 		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
+	}
+	// Usage errors first: they do not depend on what is installed.
+	path, err := exec.LookPath(child[0])
+	if err != nil {
+		return fmt.Errorf("serve: MCP server command: %w", err)
 	}
 	h, err := serve.New(serve.Config{
 		Command: func() *exec.Cmd {
