@@ -25,6 +25,18 @@ if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
 go vet ./...
 go vet -tags interop ./scripts/interop/
 
+step "other platforms: Windows build of every package, six release targets"
+# Windows binaries cannot run here, so every package and its tests must at
+# least build for Windows (vet, test -c): a Unix-only call cannot land
+# unnoticed. scripts/interop is left out: it drives npm peers through Unix
+# process groups on Linux CI only (docs/platforms.md). The release test
+# cross-builds linux, darwin and windows × amd64, arm64.
+wintests=$(mktemp -d)
+GOOS=windows GOARCH=amd64 go vet ./...
+GOOS=windows GOARCH=amd64 go test -c -o "$wintests/" ./...
+rm -rf "$wintests"
+scripts/release_test.sh
+
 step "unit and peer tests (race detector, goroutine leak checks)"
 go test -race -count=1 -timeout 15m ./...
 

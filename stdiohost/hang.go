@@ -3,13 +3,12 @@ package stdiohost
 import (
 	"errors"
 	"os"
-	"syscall"
 	"time"
 )
 
 // ErrHung is returned by Send when a write to the child's stdin did not
 // finish within Options.WriteTimeout: the child stopped reading, and the
-// Host has killed its process group.
+// Host has killed its process tree.
 var ErrHung = errors.New("stdiohost: child stopped reading its stdin (write timed out); killed")
 
 // deadlineWriter gives every write to the child's stdin a deadline. lineio
@@ -29,14 +28,14 @@ func (w deadlineWriter) Write(p []byte) (int, error) {
 
 // hang takes a child whose stdin write timed out for hung: a child that
 // stops reading would otherwise leave every request to it waiting forever,
-// with the bridge holding their bodies. The whole group is killed; the
+// with the bridge holding their bodies. The whole tree is killed; the
 // exit then takes the usual path (Exited, Done, the supervisor's restart).
 func (h *Host) hang() {
 	if h.hung.Swap(true) {
 		return
 	}
-	h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("child stopped reading its stdin; killing its process group")
-	signalGroup(h.Pid(), syscall.SIGKILL)
+	h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("child stopped reading its stdin; killing its process tree")
+	h.tree.kill()
 }
 
 // Hung reports whether the Host killed the child because a write to its

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -57,6 +56,7 @@ const orphanGrace = 500 * time.Millisecond
 // A Host is a running child process. Its methods are safe for concurrent use.
 type Host struct {
 	cmd     *exec.Cmd
+	tree    tree // the child's process group (Unix) or job (Windows)
 	opts    Options
 	log     zerolog.Logger
 	started time.Time
@@ -78,8 +78,9 @@ type Host struct {
 
 // Start starts cmd as an MCP stdio server. It must be a fresh *exec.Cmd whose
 // Stdin, Stdout and Stderr are unset: the Host owns all three. The command
-// runs in a new process group; on Linux it also receives SIGKILL if the
-// bridge dies without cleaning up.
+// runs in a new process group (Unix) or Job Object (Windows) with its
+// descendants; on Linux it also receives SIGKILL if the bridge dies without
+// cleaning up, and on Windows the whole job dies with the bridge.
 //
 // The caller must call Close when done with the Host, even after the child
 // has exited, to release its goroutines.
@@ -122,10 +123,18 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	// Handing *os.File values to exec means no copying goroutines inside
 	// exec: Wait returns when the process exits, and the pipes stay ours.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, childErr
-	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	h.tree.prepare(cmd)
+	if err := startChild(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("stdiohost: start %s: %w", cmd.Path, err)
+	}
+	if err := h.tree.attach(cmd); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		forgetChild(cmd.Process.Pid)
+		h.tree.release()
+		closeAll()
+		return nil, err
 	}
 	childIn.Close()
 	childOut.Close()
@@ -149,7 +158,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	return h, nil
 }
 
-// Pid returns the child's process id, which is also its process group id.
+// Pid returns the child's process id (on Unix also its process group id).
 func (h *Host) Pid() int { return h.cmd.Process.Pid }
 
 // Started returns when the child was started.
@@ -248,6 +257,7 @@ func (h *Host) readStderr() {
 
 func (h *Host) wait(readers *sync.WaitGroup) {
 	err := h.cmd.Wait()
+	forgetChild(h.cmd.Process.Pid)
 	h.err = err
 	close(h.exited)
 	ev := h.log.Info()
@@ -261,19 +271,21 @@ func (h *Host) wait(readers *sync.WaitGroup) {
 	// Take the group down and stop waiting for the pipes after a grace
 	// period (the read deadline ends both readers), so that in-flight
 	// requests fail promptly.
-	pgid := h.cmd.Process.Pid
-	signalGroup(pgid, syscall.SIGTERM)
+	h.tree.stop()
 	deadline := time.Now().Add(orphanGrace)
 	_ = h.stdout.SetReadDeadline(deadline)
 	_ = h.stderr.SetReadDeadline(deadline)
 	_ = h.stdin.Close()
 	readers.Wait()
-	signalGroup(pgid, syscall.SIGKILL)
+	h.tree.kill()
+	h.tree.release()
 }
 
 // Close shuts the child down and waits for the Host's goroutines. It closes
 // the child's stdin, waits up to TerminateDelay for it to exit, sends SIGTERM
-// to its process group, waits again, then sends SIGKILL. It is idempotent
+// to its process group, waits again, then sends SIGKILL (on Windows, where
+// there is no SIGTERM, it terminates the job after the first wait). It is
+// idempotent
 // and returns the child's exit error, except that exits caused by Close's own
 // signals are not reported as errors.
 func (h *Host) Close() error {
@@ -289,15 +301,15 @@ func (h *Host) Close() error {
 		if !h.waitExit(delay) {
 			signalled = true
 			h.log.Debug().Msg("child ignored stdin close; sending SIGTERM")
-			signalGroup(h.Pid(), syscall.SIGTERM)
+			h.tree.stop()
 			if !h.waitExit(delay) {
 				h.log.Warn().Msg("child ignored SIGTERM; sending SIGKILL")
-				signalGroup(h.Pid(), syscall.SIGKILL)
+				h.tree.kill()
 				<-h.exited
 			}
 		}
 		<-h.done
-		if err := h.err; err != nil && !(signalled && killedBySignal(err)) {
+		if err := h.err; err != nil && !(signalled && stoppedByUs(err)) {
 			h.closeErr = err
 		}
 	})
@@ -313,13 +325,4 @@ func (h *Host) waitExit(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-func killedBySignal(err error) bool {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
 }

@@ -15,5 +15,12 @@ import (
 )
 
 func main() {
+	// Every child of this process is started by stdiohost, the condition
+	// for reaping the orphans it inherits (see stdiohost.AdoptOrphans); the
+	// test binary, which calls run too, starts children of its own.
+	adoptOrphans = true
+	if code, ok := runService(os.Args[1:]); ok {
+		os.Exit(code) // ran as a Windows service
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

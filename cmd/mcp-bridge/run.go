@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -21,18 +22,40 @@ const (
 	exitUsage   = 2 // bad flags or arguments
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3";
-// otherwise the module version from the build info is used.
-var version = ""
+// version and commit are stamped by scripts/release.sh with
+// -ldflags "-X main.version=v1.2.3 -X main.commit=<hash>". A binary built
+// by go build or go install takes them from its build info instead: the
+// module version (go install ...@v1.2.3) and the VCS revision (go build in
+// a checkout).
+var version, commit = "", ""
 
+// versionString is the one line "mcp-bridge version" prints: version,
+// commit (with "+dirty" for uncommitted changes), Go version, platform.
 func versionString() string {
-	if version != "" {
-		return version
+	v, c, dirty := version, commit, false
+	bi, ok := debug.ReadBuildInfo()
+	if ok {
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && c == "":
+				c = s.Value
+			case s.Key == "vcs.modified" && commit == "":
+				dirty = s.Value == "true"
+			}
+		}
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v == "" {
+		v = "devel"
 	}
-	return "devel"
+	if c == "" {
+		c = "unknown"
+	} else if dirty {
+		c += "+dirty"
+	}
+	return fmt.Sprintf("mcp-bridge %s (commit %s, %s, %s/%s)", v, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 const usage = `mcp-bridge carries the Model Context Protocol between stdio and Streamable HTTP.
@@ -65,7 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "connect":
 		err = runConnect(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintf(stdout, "mcp-bridge %s\n", versionString())
+		fmt.Fprintln(stdout, versionString())
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

@@ -17,7 +17,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
+
+// adoptOrphans is set by main: only the real binary reaps inherited
+// descendants.
+var adoptOrphans bool
 
 type serveFlags struct {
 	listen, path, authToken, sessionMode, childProto string
@@ -91,16 +96,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
-	path, err := exec.LookPath(child[0])
-	if err != nil {
-		return fmt.Errorf("serve: MCP server command: %w", err)
-	}
 	loopback, err := isLoopbackAddr(f.listen)
 	if err != nil {
 		return usagef("--listen %q: %v", f.listen, err)
 	}
 	if !loopback && f.authToken == "" && !f.allowUnauth {
 		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
+	}
+	// Usage errors first: they do not depend on what is installed.
+	path, err := exec.LookPath(child[0])
+	if err != nil {
+		return fmt.Errorf("serve: MCP server command: %w", err)
 	}
 	h, err := serve.New(serve.Config{
 		Command: func() *exec.Cmd {
@@ -138,6 +144,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		IdleTimeout:       5 * time.Minute,
 		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
 	}
+	// On Linux the bridge inherits descendants that leave their child's
+	// process group (setsid), so that none outlives it.
+	var orphans *stdiohost.Orphans
+	if adoptOrphans {
+		if orphans, err = stdiohost.AdoptOrphans(log); err != nil {
+			log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
+		}
+	}
 	h.Start()
 	log.Info().Str("url", "http://"+ln.Addr().String()+f.path).Strs("command", child).
 		Bool("auth", f.authToken != "").Msg("mcp-bridge serving")
@@ -172,8 +186,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn().Int("in_flight", h.InFlight()).Msg("shutdown timeout: abandoning in-flight requests")
 	}
 	cancel()
-	// Every child: close stdin, SIGTERM, SIGKILL, whole process groups.
+	// Every child: close stdin, SIGTERM, SIGKILL, whole process groups
+	// (Windows: jobs); then whatever escaped a group.
 	h.Close()
+	if orphans != nil {
+		orphans.Close()
+	}
 	srv.Close()
 	log.Info().Msg("mcp-bridge stopped")
 	return runErr

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command loadgen is the benchmark load generator for mcp-bridge and its
 // peers. It calls the "echo" tool of scripts/bench/echo (directly over a
 // pipe, or through a bridge) with many calls in flight and reports latency

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command report merges the per-target results of scripts/bench/run.sh
 // (loadgen suite JSON files and the loopback copy floor) into one results
 // file, and prints Markdown tables: per direction, latency, throughput,

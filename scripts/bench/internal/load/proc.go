@@ -1,3 +1,9 @@
+//go:build linux
+
+// The benchmark suite reads CPU time and RSS from /proc and signals process
+// groups: it is Linux only, like the machines its results describe (its
+// commands loadgen and report are tagged likewise).
+
 package load
 
 import (
