@@ -20,8 +20,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -37,7 +37,6 @@ const (
 	restartDrainDelay = "3s"
 	lbRouteTimeout    = 30 * time.Second // a restarted replica back in the balancer's rotation
 	stickyClients     = 32
-	stickyParallel    = 8
 )
 
 var shippedReplicas = []string{"10.0.0.11:8080", "10.0.0.12:8080", "10.0.0.13:8080"}
@@ -282,65 +281,63 @@ func TestDeployConformanceThroughBalancers(t *testing.T) {
 	writeFile(t, filepath.Join(artifactDir(t), "conformance-table.md"), table)
 }
 
-// 32 TS SDK v1 clients (2025 sessions with memos children) through each
-// balancer at once, 8 at a time: every request of a session is answered by
-// the replica that minted its id (the Mcp-Bridge-Replica header of every
-// response, the prefix of the session id), and the sessions spread over all
-// three replicas.
+// 32 TS SDK v1 clients (2025 sessions with memos children), all at once in
+// one driver process, through each balancer: every response of a session
+// comes from the replica that minted its id (the Mcp-Bridge-Replica header
+// of every response against the prefix of the session id), and the
+// sessions spread over all three replicas.
 func TestDeployStickySessions(t *testing.T) {
 	rs := startReplicas(t, []string{env.memos})
 	for _, k := range balancers {
 		t.Run(k.name, func(t *testing.T) {
 			lb := k.start(t, rs)
-			art := artifactDir(t)
-			type outcome struct {
-				r   *driverResult
-				err error
+			args := []string{"--url", lb.URL, "--clients", strconv.Itoa(stickyClients),
+				"--call", "memo_list_memos", "--args", `{"pageSize":1}`, "--calls", "3"}
+			r := runDriver(t, "ts-v1-sessions.mjs", args...)
+			var res struct {
+				Clients []struct {
+					OK        bool   `json:"ok"`
+					Error     string `json:"error"`
+					SessionID string `json:"sessionId"`
+					HTTP      struct {
+						SessionIDs []string       `json:"sessionIds"`
+						Replicas   map[string]int `json:"replicas"`
+						Statuses   map[string]int `json:"statuses"`
+					} `json:"http"`
+				} `json:"clients"`
 			}
-			results := make([]outcome, stickyClients)
-			args := []string{"--url", lb.URL, "--list",
-				"--call", "memo_list_memos", "--args", `{"pageSize":1}`,
-				"--progress", "--progress-tool", "memo_export_memos", "--progress-args", `{"steps":2}`, "--progress-concurrency", "2",
-				"--ping"}
-			t0 := time.Now()
-			sem := make(chan struct{}, stickyParallel)
-			var wg sync.WaitGroup
-			for i := range results {
-				wg.Go(func() {
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					results[i].r, results[i].err = execDriver(art, fmt.Sprintf("ts-v1-%02d", i), "ts-v1-client.mjs", args...)
-				})
+			if raw, ok := r.Summary.Steps["sessions"]; !ok || json.Unmarshal(raw, &res) != nil || len(res.Clients) != stickyClients {
+				t.Fatalf("the driver summary has no result for %d clients: %s", stickyClients, tail(r.Stdout, 5))
 			}
-			wg.Wait()
-			took := time.Since(t0)
 			perReplica := map[string]int{}
-			requests := 0
-			for i, res := range results {
-				checkDriver(t, "ts-v1-client.mjs", args, res.r, res.err)
-				h := res.r.Summary.Wire.HTTP
-				if len(h.SessionIDs) != 1 {
-					t.Errorf("client %d: session ids %q, want exactly one", i, h.SessionIDs)
+			responses := 0
+			for i, c := range res.Clients {
+				if !c.OK {
+					t.Errorf("client %d failed: %s", i, c.Error)
 					continue
 				}
-				owner, _, _ := strings.Cut(h.SessionIDs[0], ".")
-				n := 0
-				for _, c := range h.Replicas {
-					n += c
+				if len(c.HTTP.SessionIDs) != 1 || c.HTTP.SessionIDs[0] != c.SessionID {
+					t.Errorf("client %d: session ids %q on the wire, %q at the end: want one", i, c.HTTP.SessionIDs, c.SessionID)
+					continue
 				}
-				requests += n
-				if len(h.Replicas) != 1 || h.Replicas[owner] == 0 {
-					t.Errorf("client %d: session %s (minted by %s) was answered by %v, want %s only", i, h.SessionIDs[0], owner, h.Replicas, owner)
+				owner, _, _ := strings.Cut(c.SessionID, ".")
+				n := 0
+				for _, v := range c.HTTP.Replicas {
+					n += v
+				}
+				responses += n
+				if len(c.HTTP.Replicas) != 1 || c.HTTP.Replicas[owner] == 0 {
+					t.Errorf("client %d: session %s (minted by %s) was answered by %v, want %s only", i, c.SessionID, owner, c.HTTP.Replicas, owner)
 				}
 				perReplica[owner]++
 			}
-			for _, r := range rs {
-				if perReplica[r.id] == 0 {
-					t.Errorf("%s gave no session to %s (sessions per replica: %v)", k.name, r.id, perReplica)
+			for _, rep := range rs {
+				if perReplica[rep.id] == 0 {
+					t.Errorf("%s gave no session to %s (sessions per replica: %v)", k.name, rep.id, perReplica)
 				}
 			}
-			t.Logf("%s: %d TS v1 sessions (%d HTTP responses) each kept their replica; sessions per replica %v; %v",
-				k.name, stickyClients, requests, perReplica, took.Round(time.Millisecond))
+			t.Logf("%s: %d concurrent TS v1 sessions, %d HTTP responses, each session answered by its own replica only; sessions per replica %v; %v",
+				k.name, stickyClients, responses, perReplica, r.Took.Round(time.Millisecond))
 		})
 	}
 }
