@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +23,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -418,6 +420,126 @@ func TestDeployRollingRestart(t *testing.T) {
 			t.Logf("%s rolling restart of %d replicas in %v (--drain-delay %s): %d calls, %d failed; answered by %v\n  %s",
 				k.name, len(rs), restartTook.Round(time.Millisecond), restartDrainDelay, loop.Calls, loop.Failed,
 				o.r.Summary.Wire.HTTP.Replicas, strings.Join(steps, "\n  "))
+		})
+	}
+}
+
+// lbPost POSTs body through the balancer with extra headers; it returns the
+// status, the response headers and the body.
+func lbPost(t *testing.T, url, body string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	code, h, b, err := tryPost(url, body, hdr)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	return code, h, b
+}
+
+func tryPost(url, body string, hdr map[string]string) (int, http.Header, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b), nil
+}
+
+// A 2025 session whose replica drains keeps working through each balancer
+// until it ends: after the drain delay the replica refuses new work (its
+// /readyz has said 503 since SIGTERM) and HAProxy has marked it DOWN, yet
+// the session's requests still reach it (HAProxy: option persist; nginx:
+// the id's prefix); once the
+// client deletes the session the replica exits, and a new session goes to
+// another replica.
+func TestDeployDrainKeepsSession(t *testing.T) {
+	rs := startReplicas(t, []string{env.memos}, "--drain-delay", "1s", "--shutdown-timeout", "60s")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"drain","version":"1"}}}`
+	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":1}}}`
+	for _, k := range balancers {
+		t.Run(k.name, func(t *testing.T) {
+			lb := k.start(t, rs)
+			for _, r := range rs {
+				waitRouted(t, lb, r.id) // every replica in rotation, the one restarted by the last subtest too
+			}
+			code, h, body := lbPost(t, lb.URL, initialize, nil)
+			sid := h.Get("Mcp-Session-Id")
+			if code != 200 || sid == "" {
+				t.Fatalf("initialize through %s: %d %s", k.name, code, body)
+			}
+			var r *replica
+			for _, x := range rs {
+				if x.id == h.Get("Mcp-Bridge-Replica") {
+					r = x
+				}
+			}
+			if r == nil {
+				t.Fatalf("initialize answered by %q, not a replica", h.Get("Mcp-Bridge-Replica"))
+			}
+			sess := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+			lbPost(t, lb.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sess)
+
+			_ = r.b.cmd.Process.Signal(syscall.SIGTERM)
+			// Past the drain delay the replica refuses new work itself.
+			deadline := time.Now().Add(lbRouteTimeout)
+			for {
+				// A kept-alive connection the draining replica closed fails
+				// once (err); the next attempt dials afresh.
+				c, _, _, err := tryPost(r.b.URL, `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+					map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+				if c == http.StatusServiceUnavailable {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s still takes new work %v after SIGTERM (status %d, %v)", r.id, lbRouteTimeout, c, err)
+				}
+				time.Sleep(pollInterval) // polling another process's state
+			}
+			if k.name == "haproxy" {
+				// Its health check has taken the replica out of rotation:
+				// only option persist still sends the session there.
+				for !strings.Contains(lb.p.log(), "Server mcp_bridge/"+r.id+" is DOWN") {
+					if time.Now().After(deadline) {
+						t.Fatalf("haproxy did not mark draining %s DOWN within %v", r.id, lbRouteTimeout)
+					}
+					time.Sleep(pollInterval) // polling another process's log
+				}
+			}
+			for i := 0; i < 3; i++ {
+				code, h, body := lbPost(t, lb.URL, call, sess)
+				if code != 200 || h.Get("Mcp-Bridge-Replica") != r.id || !strings.Contains(body, "memos/") {
+					t.Errorf("call %d of the session on draining %s through %s: %d from %q: %s", i, r.id, k.name, code, h.Get("Mcp-Bridge-Replica"), body)
+				}
+			}
+			code, h, _ = lbPost(t, lb.URL, initialize, nil)
+			if code != 200 || h.Get("Mcp-Bridge-Replica") == r.id {
+				t.Errorf("a new session through %s while %s drains: %d from %q, want 200 from another replica", k.name, r.id, code, h.Get("Mcp-Bridge-Replica"))
+			}
+			// Both sessions end: the replicas wait for open ones on SIGTERM.
+			for _, id := range []string{h.Get("Mcp-Session-Id"), sid} {
+				req, _ := http.NewRequest(http.MethodDelete, lb.URL, nil)
+				req.Header.Set("Mcp-Session-Id", id)
+				if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+					t.Fatalf("DELETE %s through %s: %v %v", id, k.name, resp, err)
+				} else {
+					resp.Body.Close()
+				}
+			}
+			select {
+			case <-r.b.done:
+			case <-time.After(stopTimeout):
+				t.Fatalf("%s did not exit within %v of its last session's end", r.id, stopTimeout)
+			}
+			t.Logf("%s: a session on draining %s served 3 calls after the drain delay; %s exited once it was deleted", k.name, r.id, r.id)
+			r.restart(t)
 		})
 	}
 }
