@@ -14,6 +14,26 @@ what=${1:-all}
 step() { printf '\n== %s\n' "$*"; }
 need() { command -v "$1" >/dev/null || { echo "scripts/test.sh: $1 is required" >&2; exit 1; }; }
 need go
+# Debian installs haproxy and nginx in sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
+
+if [ "$what" != go ]; then
+	step "load balancers and an image builder for examples/deploy (Debian packages)"
+	# scripts/interop/deploy_test.go runs HAProxy and nginx (it fails in CI
+	# without them, and is skipped elsewhere); scripts/deploycheck builds the
+	# Dockerfile with buildah when it is there, and lints it otherwise.
+	missing=()
+	for tool in haproxy nginx buildah; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo "haproxy, nginx and buildah are installed"
+	elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+		echo "installed: ${missing[*]}"
+	else
+		echo "not installed and no root apt-get to install them: ${missing[*]}" >&2
+	fi
+fi
 
 step "go modules"
 go mod download
@@ -39,6 +59,9 @@ scripts/release_test.sh
 
 step "unit and peer tests (race detector, goroutine leak checks)"
 go test -race -count=1 -timeout 15m ./...
+
+step "deployment files (scripts/deploycheck, a module of its own: k8s.io/api stays out of go.mod)"
+(cd scripts/deploycheck && go vet ./... && go test -race -count=1 -timeout 10m ./...)
 
 step "fuzz smoke (every parser, a few seconds each)"
 # A failure is tried once more: an input that breaks a parser was saved under

@@ -105,6 +105,14 @@ type Config struct {
 	// If zero, 30s; negative disables it.
 	ChildWriteTimeout time.Duration
 
+	// ReplicaID, if set, names this replica in the session ids it mints
+	// ("ID." followed by the random part) and in an Mcp-Bridge-Replica
+	// response header, so that a load balancer without stick tables can
+	// route a 2025 session back to the replica that owns it by a prefix of
+	// its Mcp-Session-Id (examples/deploy/nginx). Letters, digits, '-' and
+	// '_' only, at most 63 of them (ValidReplicaID).
+	ReplicaID string
+
 	// Logger receives the bridge's logs and the children's stderr. The zero
 	// value discards them.
 	Logger zerolog.Logger

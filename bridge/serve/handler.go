@@ -36,12 +36,16 @@ type Handler struct {
 	shared   *sharedChild
 	sessions *sessionTable
 
-	closing   chan struct{} // closed by BeginShutdown: long-lived streams end
-	closeOnce sync.Once
-	killed    chan struct{} // closed by Close: in-flight work is abandoned
-	killOnce  sync.Once
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	closing    chan struct{} // closed by BeginShutdown: long-lived streams end
+	closeOnce  sync.Once
+	draining   chan struct{} // closed by BeginDrain: /readyz answers 503 (drain.go)
+	drainOnce  sync.Once
+	refusing   chan struct{} // closed by Refuse and BeginShutdown: new work gets 503
+	refuseOnce sync.Once
+	killed     chan struct{} // closed by Close: in-flight work is abandoned
+	killOnce   sync.Once
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // New returns a Handler. It starts nothing.
@@ -50,12 +54,17 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrNoCommand
 	}
 	h := &Handler{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		guard:   newGuard(&cfg),
-		warn:    &warner{},
-		closing: make(chan struct{}),
-		killed:  make(chan struct{}),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		guard:    newGuard(&cfg),
+		warn:     &warner{},
+		closing:  make(chan struct{}),
+		draining: make(chan struct{}),
+		refusing: make(chan struct{}),
+		killed:   make(chan struct{}),
+	}
+	if cfg.ReplicaID != "" && !ValidReplicaID(cfg.ReplicaID) {
+		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h.log, h.warn)
 	if cfg.keepalive() > 0 {
@@ -82,6 +91,7 @@ func (h *Handler) Start() {
 // streams (legacy GET streams, subscriptions); requests already in flight
 // go on until they finish or Close is called.
 func (h *Handler) BeginShutdown() {
+	h.Refuse()
 	h.closeOnce.Do(func() { close(h.closing) })
 }
 
@@ -103,6 +113,9 @@ func (h *Handler) Close() error {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.ReplicaID != "" {
+		w.Header().Set(HeaderReplica, h.cfg.ReplicaID)
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -122,12 +135,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.guard.check(w, r) {
 		return
 	}
-	select {
-	case <-h.closing:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge is shutting down", nil)
+	if h.refused(w, r) {
 		return
-	default:
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -144,6 +153,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveReady(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if h.isDraining() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "draining\n")
+		return
+	}
 	if reason := h.shared.notReady(); reason != "" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, reason+"\n")

@@ -92,7 +92,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	rsp := newResponder(w, true)
 	var stop <-chan struct{}
 	if m.Method == "subscriptions/listen" {
-		stop = h.closing // a listen stream lives until shutdown
+		stop = h.refusing // a listen stream lives until the replica drains
 	}
 	switch pump(r.Context(), rsp, sk, h.ka, stop, nil) {
 	case pumpClientGone:

@@ -29,7 +29,8 @@ type sessionTable struct {
 	h      *Handler
 	mu     sync.Mutex
 	byID   map[string]*session
-	shared *legacyShared // SessionShared mode only
+	shared *legacyShared   // SessionShared mode only
+	empty  []chan struct{} // whenEmpty's, closed when the last session ends
 }
 
 func newSessionTable(h *Handler) *sessionTable {
@@ -67,10 +68,28 @@ type session struct {
 	ended      bool
 }
 
-func newSessionID() string {
+// newSessionID returns a random id, prefixed with "replica." when the
+// Handler names its replica (Config.ReplicaID).
+func newSessionID(replica string) string {
 	var b [16]byte
 	rand.Read(b[:]) // crypto/rand: 2025-11-25 security: "MUST use secure, non-deterministic session IDs"
-	return hex.EncodeToString(b[:])
+	if replica == "" {
+		return hex.EncodeToString(b[:])
+	}
+	return replica + "." + hex.EncodeToString(b[:])
+}
+
+// whenEmpty returns a channel closed once the table holds no session.
+func (t *sessionTable) whenEmpty() <-chan struct{} {
+	ch := make(chan struct{})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.byID) == 0 {
+		close(ch)
+	} else {
+		t.empty = append(t.empty, ch)
+	}
+	return ch
 }
 
 func (t *sessionTable) lookup(id string) *session {
@@ -196,7 +215,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	s := &session{
-		id:         newSessionID(),
+		id:         newSessionID(t.h.cfg.ReplicaID),
 		t:          t,
 		endCh:      make(chan struct{}),
 		byOrig:     map[string]*call{},
@@ -204,7 +223,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		attached:   1, // by this initialize request, however long the child takes
 	}
 	context.AfterFunc(r.Context(), s.detach)
-	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
+	s.log = t.h.log.With().Str("session", s.id[len(s.id)-32:][:8]).Logger()
 	if !t.h.shared.eras.legacy {
 		if t.h.shared.connection(r.Context()) == nil {
 			w.Header().Set("Retry-After", "1")
@@ -478,6 +497,12 @@ func (s *session) end(reason string) {
 	t := s.t
 	t.mu.Lock()
 	delete(t.byID, s.id)
+	if len(t.byID) == 0 {
+		for _, ch := range t.empty {
+			close(ch)
+		}
+		t.empty = nil
+	}
 	t.mu.Unlock()
 	// Every request still pending gets its one response before the
 	// streams close.

@@ -26,6 +26,8 @@ var adoptOrphans bool
 
 type serveFlags struct {
 	listen, path, authToken, sessionMode, childProto string
+	replicaID                                        string
+	drainDelay                                       time.Duration
 	allowUnauth                                      bool
 	origins                                          []string
 	maxBody, maxMessage, maxBuffered                 byteSize
@@ -51,7 +53,9 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(&f.maxBody, "max-body", "largest request body in `bytes` (413 above it)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
 	fs.DurationVar(&f.keepalive, "keepalive", 15*time.Second, "SSE keepalive comment `interval` on quiet streams (0 disables)")
-	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may finish")
+	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests (and, with --drain-delay, 2025 sessions) may finish")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "on SIGTERM, answer /readyz with 503 but keep serving for this `duration` before refusing new work, so a load balancer moves away first (docs/deploy.md)")
+	fs.StringVar(&f.replicaID, "replica-id", "", "name this replica in the session ids it mints (`ID`.…) and in an Mcp-Bridge-Replica header, for load balancers that route 2025 sessions by that prefix")
 	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long with no client attached, calls pending or not (0 disables)")
 	fs.IntVar(&f.maxSessions, "max-sessions", 100, "most concurrent legacy sessions")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "drop a request whose body stalls this long (0 disables; headers have 10s)")
@@ -93,6 +97,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.replicaID != "" && !serve.ValidReplicaID(f.replicaID) {
+		return usagef("--replica-id %q: want 1-63 letters, digits, '-' or '_'", f.replicaID)
+	}
+	if f.drainDelay < 0 {
+		return usagef("--drain-delay %v: must not be negative", f.drainDelay)
+	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
@@ -129,6 +139,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxBuffered:        int64(f.maxBuffered),
 		MaxInflight:        f.maxInflight,
 		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
+		ReplicaID:          f.replicaID,
 		Logger:             log,
 	})
 	if err != nil {
@@ -167,25 +178,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	case err := <-served:
 		runErr = fmt.Errorf("serve: %w", err)
 	case sig := <-sigs:
-		log.Info().Str("signal", sig.String()).Dur("timeout", f.shutdown).Msg("shutting down: finishing in-flight requests")
+		log.Info().Str("signal", sig.String()).Int64("drain_delay_ms", f.drainDelay.Milliseconds()).
+			Int64("shutdown_timeout_ms", f.shutdown.Milliseconds()).Msg("shutting down")
 	case <-ctx.Done():
 	}
-	// Stop accepting, end long-lived streams, and let requests in flight
-	// finish within the timeout; a second signal cuts the wait short.
-	h.BeginShutdown()
-	sctx, cancel := context.WithTimeout(context.Background(), f.shutdown)
-	go func() {
-		select {
-		case <-sigs:
-			log.Warn().Msg("second signal: stopping now")
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn().Int("in_flight", h.InFlight()).Msg("shutdown timeout: abandoning in-flight requests")
-	}
-	cancel()
+	stopServing(h, srv, &f, runErr == nil, sigs, log)
 	// Every child: close stdin, SIGTERM, SIGKILL, whole process groups
 	// (Windows: jobs); then whatever escaped a group.
 	h.Close()

@@ -126,6 +126,7 @@ type summary struct {
 			ContentTypes           map[string]int `json:"contentTypes"`
 			SessionIDs             []string       `json:"sessionIds"`
 			ProtocolVersionHeaders []string       `json:"protocolVersionHeaders"`
+			Replicas               map[string]int `json:"replicas"` // Mcp-Bridge-Replica values -> responses
 		} `json:"http"`
 	} `json:"wire"`
 }

@@ -25,6 +25,11 @@
 //                                 --listen-trigger-tool [--listen-trigger-args] and wait for
 //                                 --listen-expect (notifications/tools/list_changed) on the
 //                                 stream; then close the subscription
+//   --loop-call NAME [--loop-args JSON] --loop-until FILE
+//                                 call NAME back to back, without pause, until FILE exists;
+//                                 --loop-started FILE is created after the first call
+//                                 succeeded. Every failed call is counted (the step fails
+//                                 if any did); replicas answering are in wire.http.replicas
 //   --cancel                      a call aborted (AbortSignal) after its first progress
 //                                 notification (--cancel-tool, --cancel-args), then
 //                                 optionally --after-cancel-tool [--after-cancel-args]
@@ -51,6 +56,7 @@ import {
     waiter
 } from './lib/common.mjs';
 import { callNamed, cancelCall, elicitation, listTools, progressCalls, sampling } from './lib/steps.mjs';
+import { existsSync, writeFileSync } from 'node:fs';
 
 const { values: f, positionals } = parseFlags({
     url: { type: 'string' },
@@ -87,7 +93,11 @@ const { values: f, positionals } = parseFlags({
     'cancel-args': { type: 'string', default: '{"steps":100}' },
     'after-cancel-tool': { type: 'string' },
     'after-cancel-args': { type: 'string', default: '{}' },
-    'after-cancel-until': { type: 'string' }
+    'after-cancel-until': { type: 'string' },
+    'loop-call': { type: 'string' },
+    'loop-args': { type: 'string', default: '{}' },
+    'loop-until': { type: 'string' },
+    'loop-started': { type: 'string' }
 });
 
 const run = new Runner('ts-v2-client', Number(f.timeout));
@@ -225,6 +235,29 @@ async function main() {
     }
     if (f.cancel) {
         await run.step('cancel', () => cancelCall(ctx));
+    }
+    if (f['loop-call']) {
+        await run.step('loop', async () => {
+            if (!f['loop-until']) throw new Error('--loop-call needs --loop-until FILE');
+            const args = json('loop-args', f['loop-args']);
+            const t0 = Date.now();
+            let calls = 0;
+            let failed = 0;
+            const errors = [];
+            while (!existsSync(f['loop-until'])) {
+                calls++;
+                try {
+                    await callTool(f['loop-call'], args);
+                    if (calls - failed === 1 && f['loop-started']) writeFileSync(f['loop-started'], 'started\n');
+                } catch (e) {
+                    failed++;
+                    if (errors.length < 20) errors.push({ call: calls, atMs: Date.now() - t0, ...errInfo(e) });
+                }
+            }
+            const result = { calls, failed, errors, ms: Date.now() - t0 };
+            if (failed > 0) throw Object.assign(new Error(`${failed} of ${calls} calls failed: ${JSON.stringify(errors.slice(0, 3))}`), { result });
+            return result;
+        });
     }
     await run.step('close', async () => {
         child.closing();

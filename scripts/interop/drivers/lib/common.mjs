@@ -47,7 +47,7 @@ export class WireStats {
         this.progress = 0;
         this.byStream = {}; // "GET notifications/message" -> count: which HTTP stream carried what
         // protocolVersionHeaders: the MCP-Protocol-Version values the client sent.
-        this.http = { requests: {}, statuses: {}, contentTypes: {}, sessionIds: [], protocolVersionHeaders: [] };
+        this.http = { requests: {}, statuses: {}, contentTypes: {}, sessionIds: [], protocolVersionHeaders: [], replicas: {} };
     }
     /** inbound records one server→client JSON-RPC message (object or array); via names the HTTP stream. */
     inbound(msg, via) {
@@ -143,6 +143,9 @@ export function countingFetch(stats, baseFetch = globalThis.fetch) {
         if (ct) bump(stats.http.contentTypes, `${method} ${ct}`);
         const sid = res.headers.get('mcp-session-id');
         if (sid && !stats.http.sessionIds.includes(sid)) stats.http.sessionIds.push(sid);
+        // mcp-bridge serve --replica-id names the replica that answered.
+        const replica = res.headers.get('mcp-bridge-replica');
+        if (replica) bump(stats.http.replicas, replica);
         if (!res.body || (ct !== 'text/event-stream' && ct !== 'application/json')) return res;
         const scan = ct === 'text/event-stream' ? sseScanner(stats, method) : jsonScanner(stats, method);
         const body = res.body.pipeThrough(scan);
@@ -407,7 +410,8 @@ export class Runner {
             log(`step ${name}: ok`);
             return r;
         } catch (e) {
-            this.summary.steps[name] = { ok: false, ms: Math.round(performance.now() - t0), error: errInfo(e) };
+            // A step may attach what it measured before failing (e.result).
+            this.summary.steps[name] = { ok: false, ms: Math.round(performance.now() - t0), ...e?.result, error: errInfo(e) };
             this.fail(name, e);
             return undefined;
         }
