@@ -38,6 +38,14 @@ type Config struct {
 	// AuthToken, if set, is the bearer token every MCP request must carry.
 	AuthToken string
 
+	// AuthTokens are further accepted bearer tokens. Each token is its own
+	// principal (see ChildPer); AuthToken counts as one of them.
+	AuthTokens []string
+
+	// ChildPer chooses whom the modern clients' child is shared by; if
+	// empty, ChildShared.
+	ChildPer ChildPer
+
 	// AllowedOrigins lists Origin values (scheme://host[:port]) accepted in
 	// addition to loopback origins, which are always accepted.
 	AllowedOrigins []string
@@ -89,6 +97,35 @@ type Config struct {
 	// value discards them.
 	Logger zerolog.Logger
 }
+
+// ChildPer chooses how modern (2026-07-28) clients map onto children.
+type ChildPer string
+
+const (
+	// ChildShared: every modern client shares one child. A legacy-only
+	// child is then told of no client capability (roots, sampling,
+	// elicitation), so it cannot ask one client something on another's
+	// behalf or cache one client's answer for the next.
+	ChildShared ChildPer = "shared"
+	// ChildPerPrincipal: one child per authenticated identity (today the
+	// bearer token; all unauthenticated clients are one identity). Such a
+	// child serves one identity only, so it is told the capabilities the
+	// bridge can carry across as input_required.
+	ChildPerPrincipal ChildPer = "principal"
+)
+
+// tokens returns every accepted bearer token.
+func (c *Config) tokens() []string {
+	var out []string
+	for _, t := range append([]string{c.AuthToken}, c.AuthTokens...) {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (c *Config) perPrincipal() bool { return c.ChildPer == ChildPerPrincipal }
 
 func (c *Config) path() string {
 	if c.Path == "" {

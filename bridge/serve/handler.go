@@ -47,6 +47,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Command == nil {
 		return nil, ErrNoCommand
 	}
+	if err := checkChildArgs(&cfg); err != nil {
+		return nil, err
+	}
 	h := &Handler{
 		cfg:     cfg,
 		log:     cfg.Logger,

@@ -26,6 +26,9 @@ import (
 var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testChildEnv) != "" {
+		os.Exit(runTestChild())
+	}
 	dir, err := os.MkdirTemp("", "serve-test-bins")
 	if err != nil {
 		panic(err)

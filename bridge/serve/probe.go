@@ -118,7 +118,7 @@ type prober struct {
 func newProber(h *Handler, o owner) *prober {
 	log := h.log.With().Str("child", "shared").Logger()
 	conn := newChildConn(&h.ids, o, log)
-	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
+	host, err := stdiohost.Start(h.command(), stdiohost.Options{
 		OnMessage:      conn.onMessage,
 		MaxMessageSize: h.cfg.MaxMessageSize,
 		TerminateDelay: 500 * time.Millisecond,

@@ -354,7 +354,7 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := stdiohost.Start(h.cfg.Command(), stdiohost.Options{
+	host, err := stdiohost.Start(h.command(), stdiohost.Options{
 		OnMessage:      conn.onMessage,
 		MaxMessageSize: h.cfg.MaxMessageSize,
 		TerminateDelay: h.cfg.TerminateDelay,

@@ -20,13 +20,13 @@ import (
 )
 
 type serveFlags struct {
-	listen, path, authToken, sessionMode, childProto string
-	allowUnauth                                      bool
-	origins                                          []string
-	maxBody, maxMessage                              byteSize
-	keepalive, shutdown, idle                        time.Duration
-	maxSessions                                      int
-	log                                              logFlags
+	listen, path, sessionMode, childProto, childPer string
+	allowUnauth                                     bool
+	origins, authTokens                             []string
+	maxBody, maxMessage                             byteSize
+	keepalive, shutdown, idle                       time.Duration
+	maxSessions                                     int
+	log                                             logFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -37,10 +37,11 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.maxBody, f.maxMessage = 32<<20, 32<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
-	fs.StringVar(&f.authToken, "auth-token", "", "bearer `token` clients must send (env MCP_BRIDGE_AUTH_TOKEN)")
+	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "allow a non-loopback --listen without --auth-token")
 	fs.StringArrayVar(&f.origins, "allowed-origin", nil, "browser `origin` to accept, e.g. https://app.example.com (repeatable; loopback origins are always accepted)")
 	fs.StringVar(&f.sessionMode, "session-mode", "auto", "legacy (2025) sessions: auto|per-session (a child per session) or shared (one child for all)")
+	fs.StringVar(&f.childPer, "child-per", "shared", "whom a child serves modern (2026-07-28) clients for: shared (one child for all; a legacy-only child is told of no client capability)|principal (one child per bearer token, told of roots/sampling/elicitation)")
 	fs.StringVar(&f.childProto, "child-protocol", "auto", "the child's era: auto (probe a throwaway sibling)|modern (2026-07-28 only)|legacy (2025 handshake only)")
 	fs.Var(&f.maxBody, "max-body", "largest request body in `bytes` (413 above it)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
@@ -79,6 +80,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	childPer, err := oneOf("--child-per", serve.ChildPer(f.childPer), serve.ChildShared, serve.ChildPerPrincipal)
+	if err != nil {
+		return err
+	}
+	tokens := splitTokens(f.authTokens)
 	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
 	if err != nil {
 		return err
@@ -94,7 +100,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--listen %q: %v", f.listen, err)
 	}
-	if !loopback && f.authToken == "" && !f.allowUnauth {
+	if !loopback && len(tokens) == 0 && !f.allowUnauth {
 		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
 	}
 	h, err := serve.New(serve.Config{
@@ -104,7 +110,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 			return cmd
 		},
 		Path:               f.path,
-		AuthToken:          f.authToken,
+		AuthTokens:         tokens,
+		ChildPer:           childPer,
 		AllowedOrigins:     f.origins,
 		CheckHost:          loopback,
 		SessionMode:        mode,
@@ -131,7 +138,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	h.Start()
 	log.Info().Str("url", "http://"+ln.Addr().String()+f.path).Strs("command", child).
-		Bool("auth", f.authToken != "").Msg("mcp-bridge serving")
+		Int("auth_tokens", len(tokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -168,6 +175,20 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	srv.Close()
 	log.Info().Msg("mcp-bridge stopped")
 	return runErr
+}
+
+// splitTokens accepts comma-separated tokens in each value (the form the
+// environment variable can carry); RFC 6750 tokens contain no comma.
+func splitTokens(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // isLoopbackAddr reports whether a listen address binds only loopback
