@@ -171,8 +171,23 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		// A client's answer to a server-to-client request: the child's ids
-		// were never rewritten, so it goes back verbatim.
+		if t.shared != nil {
+			// A shared child: only an answer to a request delivered to this
+			// session goes back, under the child's own id.
+			ok, err := t.shared.answer(s, m)
+			switch {
+			case !ok:
+				s.log.Debug().RawJSON("id", m.IDBytes()).Msg("response to no server request of this session; refused")
+				writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: the response answers no request sent to this session", nil)
+			case err != nil:
+				writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
+			default:
+				w.WriteHeader(http.StatusAccepted)
+			}
+			return
+		}
+		// A client's answer to a server-to-client request of its own child:
+		// the child's ids were never rewritten, so it goes back verbatim.
 		if err := s.child().send(clone(m.Raw)); err != nil {
 			writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 			return
