@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -81,4 +83,76 @@ func TestSharedLegacyForeignResponseRefused(t *testing.T) {
 	if resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":`+shownID+`,"result":{"roots":[]}}`, map[string]string{"Mcp-Session-Id": alice}); resp.StatusCode != 400 {
 		t.Errorf("a second answer to the same request: %d, want 400", resp.StatusCode)
 	}
+}
+
+// rootsCall runs get-roots as a modern client that declares roots and,
+// when the child asks (input_required), answers with its own root.
+func rootsCall(t *testing.T, url, token, who string) string {
+	t.Helper()
+	meta := strings.Replace(modernMeta, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"roots":{}}`, 1)
+	hdr := modernHeaders("tools/call", "get-roots")
+	if token != "" {
+		hdr["Authorization"] = "Bearer " + token
+	}
+	extra := ""
+	for round := 0; round < 3; round++ {
+		resp, body := rawPost(t, url, `{"jsonrpc":"2.0","id":`+fmt.Sprint(round+1)+`,"method":"tools/call","params":{"name":"get-roots","arguments":{}`+extra+`,`+meta+`}}`, hdr)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: get-roots: %d %s", who, resp.StatusCode, body)
+		}
+		msgs := messages(t, resp, body)
+		res, _ := msgs[len(msgs)-1]["result"].(map[string]any)
+		if res["resultType"] != "input_required" {
+			return resultText(t, msgs[len(msgs)-1])
+		}
+		reqs, _ := res["inputRequests"].(map[string]any)
+		answers := map[string]any{}
+		for k, v := range reqs {
+			if m, _ := v.(map[string]any); m["method"] != "roots/list" {
+				t.Fatalf("%s: asked %v", who, v)
+			}
+			answers[k] = map[string]any{"roots": []any{map[string]any{"uri": "file:///home/" + who, "name": who}}}
+		}
+		a, _ := json.Marshal(answers)
+		s, _ := json.Marshal(res["requestState"])
+		extra = `,"inputResponses":` + string(a) + `,"requestState":` + string(s)
+	}
+	t.Fatalf("%s: input_required without end", who)
+	return ""
+}
+
+// Two modern clients in front of a legacy-only child that caches the roots
+// it asked for per connection (as server-everything's get-roots-list
+// does): the second never sees the first one's roots. Shared, the child is
+// told of no roots capability at all; with a child per principal, each
+// token's child asks its own client.
+func TestModernClientsRootsNotShared(t *testing.T) {
+	t.Run("shared", func(t *testing.T) {
+		b := startBridge(t, Config{Command: testChild()})
+		if got := rootsCall(t, b.URL, "", "alice"); got != "no roots capability" {
+			t.Errorf("alice through a shared child: %q, want the child not offered roots", got)
+		}
+		if got := rootsCall(t, b.URL, "", "bob"); strings.Contains(got, "alice") || got != "no roots capability" {
+			t.Errorf("bob: %q", got)
+		}
+	})
+	t.Run("principal", func(t *testing.T) {
+		b := startBridge(t, Config{Command: testChild(), ChildPer: ChildPerPrincipal, AuthTokens: []string{"tok-alice", "tok-bob"}})
+		if got := rootsCall(t, b.URL, "tok-alice", "alice"); !strings.Contains(got, "file:///home/alice") {
+			t.Errorf("alice: %q, want her roots", got)
+		}
+		if got := rootsCall(t, b.URL, "tok-bob", "bob"); strings.Contains(got, "alice") || !strings.Contains(got, "file:///home/bob") {
+			t.Errorf("bob: %q, want his own roots", got)
+		}
+		// alice's child still holds hers (cached: no new round).
+		if got := rootsCall(t, b.URL, "tok-alice", "carol"); !strings.Contains(got, "file:///home/alice") {
+			t.Errorf("alice again: %q", got)
+		}
+		if !strings.Contains(b.log.String(), "started a child for a new principal") {
+			t.Error("no second child was started")
+		}
+		if strings.Contains(b.log.String(), "tok-alice") || strings.Contains(b.log.String(), "tok-bob") {
+			t.Error("a token was logged")
+		}
+	})
 }

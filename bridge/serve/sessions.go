@@ -54,6 +54,7 @@ type session struct {
 	// tr is set when the child speaks only 2026-07-28: the session is
 	// translated onto the shared modern child (see session_translate.go).
 	tr *translation
+	sc *sharedChild // the modern child a translated session rides on
 
 	mu         sync.Mutex
 	version    string
@@ -214,9 +215,10 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	}
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
 	if !t.h.shared.eras.legacy {
-		if t.h.shared.connection(r.Context()) == nil {
+		s.sc = t.h.childFor(r)
+		if s.sc.connection(r.Context()) == nil {
 			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+t.h.shared.notReady(), nil)
+			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+s.sc.notReady(), nil)
 			return
 		}
 		t.initializeTranslated(w, m, s)
@@ -362,7 +364,7 @@ func (s *session) pendingCall(origID []byte) *call {
 // child returns the connection the session's requests go to.
 func (s *session) child() *childConn {
 	if s.tr != nil {
-		if c := s.t.h.shared.conn.Load(); c != nil {
+		if c := s.sc.conn.Load(); c != nil {
 			return c
 		}
 		return goneConn
