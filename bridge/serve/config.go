@@ -77,6 +77,11 @@ type Config struct {
 	// request. If zero, 30 minutes; negative disables it.
 	SessionIdleTimeout time.Duration
 
+	// ReplayBuffer bounds, in bytes, the events a legacy session keeps so
+	// that a client can resume a broken stream with Last-Event-ID (also at
+	// most 1024 events). If zero, 4 MiB; negative disables resumability.
+	ReplayBuffer int
+
 	// MaxSessions caps concurrent legacy sessions (503 above it). If zero,
 	// 100.
 	MaxSessions int
@@ -153,6 +158,13 @@ func (c *Config) idleTimeout() time.Duration {
 		return 30 * time.Minute
 	}
 	return c.SessionIdleTimeout
+}
+
+func (c *Config) replayBuffer() int {
+	if c.ReplayBuffer == 0 {
+		return 4 << 20
+	}
+	return c.ReplayBuffer
 }
 
 func (c *Config) maxSessions() int {

@@ -36,6 +36,9 @@ func next(t *testing.T, ctx context.Context, ch <-chan string) string {
 		if !ok {
 			t.Fatal("stream ended early")
 		}
+		if m == "" {
+			return next(t, ctx, ch) // a priming event
+		}
 		return m
 	case <-ctx.Done():
 		t.Fatal("no event before the deadline")

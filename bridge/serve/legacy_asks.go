@@ -72,3 +72,14 @@ func (a *legacyAsks) drop(s *session) [][]byte {
 	}
 	return ids
 }
+
+// relayResponse hands a client's response to a server-to-client request
+// to the session's child. ok is false when the child is shared and the
+// response answers no request delivered to this session.
+func (s *session) relayResponse(m *wire.Message) (ok bool, err error) {
+	if l := s.t.shared; l != nil {
+		return l.answer(s, m)
+	}
+	// The session's own child: its ids were never rewritten.
+	return true, s.child().send(clone(m.Raw))
+}

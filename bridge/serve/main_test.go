@@ -203,11 +203,12 @@ func modernHeaders(method, name string) map[string]string {
 	return h
 }
 
-// sseData returns the data payloads of an SSE body.
+// sseData returns the data payloads of an SSE body (priming events,
+// which carry none, are skipped).
 func sseData(body []byte) []string {
 	var out []string
 	for _, line := range strings.Split(string(body), "\n") {
-		if d, ok := strings.CutPrefix(line, "data: "); ok {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && d != "" { // "": a priming event
 			out = append(out, d)
 		}
 	}

@@ -56,6 +56,8 @@ type session struct {
 	tr *translation
 	sc *sharedChild // the modern child a translated session rides on
 
+	replay *replayLog // nil: resumability disabled
+
 	mu         sync.Mutex
 	version    string
 	get        *sink
@@ -172,28 +174,18 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		if t.shared != nil {
-			// A shared child: only an answer to a request delivered to this
-			// session goes back, under the child's own id.
-			ok, err := t.shared.answer(s, m)
-			switch {
-			case !ok:
-				s.log.Debug().RawJSON("id", m.IDBytes()).Msg("response to no server request of this session; refused")
-				writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: the response answers no request sent to this session", nil)
-			case err != nil:
-				writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
-			default:
-				w.WriteHeader(http.StatusAccepted)
-			}
-			return
-		}
-		// A client's answer to a server-to-client request of its own child:
-		// the child's ids were never rewritten, so it goes back verbatim.
-		if err := s.child().send(clone(m.Raw)); err != nil {
+		// A client's answer to a server-to-client request; with a shared
+		// child, only to one delivered to this session.
+		ok, err := s.relayResponse(m)
+		switch {
+		case !ok:
+			s.log.Debug().RawJSON("id", m.IDBytes()).Msg("response to no server request of this session; refused")
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: the response answers no request sent to this session", nil)
+		case err != nil:
 			writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
-			return
+		default:
+			w.WriteHeader(http.StatusAccepted)
 		}
-		w.WriteHeader(http.StatusAccepted)
 	}
 }
 
@@ -212,6 +204,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		endCh:      make(chan struct{}),
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
+		replay:     newReplayLog(t.h.cfg.replayBuffer()),
 	}
 	s.log = t.h.log.With().Str("session", s.id[:8]).Logger()
 	if !t.h.shared.eras.legacy {
@@ -304,13 +297,10 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "initialize" {
 		rsp.sessionID = s.id
 	}
-	res := pump(r.Context(), rsp, cl.sink, h.ka, s.endCh, h.killed)
-	if res != pumpComplete {
-		// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
-		// the client cancelling its request." The call stays pending at the
-		// child; its answer is dropped when it comes.
-		cl.sink.close()
-	}
+	// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
+	// the client cancelling its request." The call stays pending at the
+	// child; its answer waits for the client to resume the stream.
+	s.stream(r, rsp, cl.sink)
 	h.logCall(m, cl)
 }
 
@@ -431,7 +421,7 @@ func (s *session) route(msg []byte, related bool) {
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if cl.sink.push(msg, false) {
+			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
 				return
 			}
 		}
@@ -441,7 +431,7 @@ func (s *session) route(msg []byte, related bool) {
 	}
 	if !related {
 		for _, cl := range pend {
-			if cl.sink.push(msg, false) {
+			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
 				return
 			}
 		}
@@ -512,7 +502,22 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	if id := r.Header.Get("Last-Event-ID"); id != "" && s.replay != nil {
+		if no, seq, ok := parseEventID(id); ok && s.resume(w, r, no, seq) {
+			return
+		}
+		// Not a stream of this session (or long gone): a fresh GET stream.
+	}
 	sk := newSink(-1)
+	st := s.replay.open(sk, false)
+	rsp := newResponder(w, false)
+	rsp.resumable(s.replay, st, s.primes())
+	s.runGet(r, rsp, st, sk)
+}
+
+// runGet carries the session's standalone stream on one GET connection.
+func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *sink) {
+	t := s.t
 	s.mu.Lock()
 	old := s.get
 	s.get = sk
@@ -527,17 +532,16 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	for _, m := range backlog {
 		sk.push(m, false)
 	}
-	rsp := newResponder(w, false)
-	if rsp.startSSE() != nil {
-		return
+	if rsp.startSSE() == nil {
+		pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
 	}
-	pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
 	sk.close()
 	s.mu.Lock()
 	if s.get == sk {
 		s.get = nil
 	}
 	s.mu.Unlock()
+	s.replay.letGo(st, false)
 }
 
 func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {

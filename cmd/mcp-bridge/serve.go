@@ -23,7 +23,7 @@ type serveFlags struct {
 	listen, path, sessionMode, childProto, childPer string
 	allowUnauth                                     bool
 	origins, authTokens                             []string
-	maxBody, maxMessage                             byteSize
+	maxBody, maxMessage, replay                     byteSize
 	keepalive, shutdown, idle                       time.Duration
 	maxSessions                                     int
 	log                                             logFlags
@@ -34,7 +34,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	// Everything from the child command on is the child's, flags included.
 	fs.SetInterspersed(false)
-	f.maxBody, f.maxMessage = 32<<20, 32<<20
+	f.maxBody, f.maxMessage, f.replay = 32<<20, 32<<20, 4<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
 	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
@@ -45,6 +45,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&f.childProto, "child-protocol", "auto", "the child's era: auto (probe a throwaway sibling)|modern (2026-07-28 only)|legacy (2025 handshake only)")
 	fs.Var(&f.maxBody, "max-body", "largest request body in `bytes` (413 above it)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
+	fs.Var(&f.replay, "replay-buffer", "per legacy session, the `bytes` of SSE events kept for resumption with Last-Event-ID (also at most 1024 events; 0 disables)")
 	fs.DurationVar(&f.keepalive, "keepalive", 15*time.Second, "SSE keepalive comment `interval` on quiet streams (0 disables)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests may finish")
 	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long without requests (0 disables)")
@@ -118,6 +119,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ChildProtocol:      childProto,
 		MaxBody:            int64(f.maxBody),
 		MaxMessageSize:     int(f.maxMessage),
+		ReplayBuffer:       offIfZero(int(f.replay)),
 		Keepalive:          offIfZero(f.keepalive),
 		SessionIdleTimeout: offIfZero(f.idle),
 		MaxSessions:        f.maxSessions,
