@@ -200,3 +200,46 @@ func FuzzParseEventID(f *testing.F) {
 		}
 	})
 }
+
+// A GET stream whose client lost events is resumed with Last-Event-ID:
+// the connection the bridge still holds is taken over, what was written to
+// it after that id is replayed, and the stream goes on under its own
+// number. (The old connection stays open on purpose, as a half-open one
+// would: the bridge cannot know it is dead, and the notifications have no
+// other stream to go to.)
+func TestResumeBrokenGetStream(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := startBridge(t, Config{}, bins["memos"], "-modern=false", "-dynamic-tools")
+	sid := legacyInit(t, b.URL, "", "2025-11-25")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	toggle := func() {
+		resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memo_toggle_beta","arguments":{}}}`, hdr)
+		if resp.StatusCode != 200 {
+			t.Fatalf("toggle: %d %s", resp.StatusCode, body)
+		}
+	}
+	_, ch := openSSE(t, ctx, http.MethodGet, b.URL, "", hdr)
+	prime := <-ch
+	stream := strings.TrimSuffix(prime.id, "0")
+	if prime.data != "" || !strings.HasSuffix(prime.id, "_0") {
+		t.Fatalf("first GET event %+v, want a priming event", prime)
+	}
+	toggle()
+	first := <-ch
+	if !strings.Contains(first.data, "notifications/tools/list_changed") || first.id != stream+"1" {
+		t.Fatalf("GET event %+v, want list_changed as %s1", first, stream)
+	}
+	toggle() // its list_changed is "lost": the client resumes after first
+	_, rch := openSSE(t, ctx, http.MethodGet, b.URL, "", map[string]string{"Mcp-Session-Id": sid, "Last-Event-ID": first.id})
+	ev := <-rch
+	if !strings.Contains(ev.data, "notifications/tools/list_changed") || ev.id != stream+"2" {
+		t.Fatalf("resumed GET event %+v, want the missed list_changed as %s2", ev, stream)
+	}
+	for range ch { // the old connection was ended by the takeover
+	}
+	toggle() // and the stream goes on
+	if ev := <-rch; !strings.Contains(ev.data, "notifications/tools/list_changed") || ev.id != stream+"3" {
+		t.Fatalf("next event %+v, want %s3", ev, stream)
+	}
+}

@@ -535,10 +535,18 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	if rsp.startSSE() == nil {
 		pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
 	}
-	sk.close()
+	// What was queued but never written waits for the next GET, ahead of
+	// anything newer.
+	left := sk.closeTake()
 	s.mu.Lock()
 	if s.get == sk {
 		s.get = nil
+	}
+	if len(left) > 0 {
+		s.backlog = append(left, s.backlog...)
+		if n := len(s.backlog) - maxBacklog; n > 0 {
+			s.backlog = s.backlog[n:]
+		}
 	}
 	s.mu.Unlock()
 	s.replay.letGo(st, false)

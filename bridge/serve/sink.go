@@ -77,3 +77,14 @@ func (s *sink) close() {
 	s.q = nil
 	s.mu.Unlock()
 }
+
+// closeTake is close that hands back what was queued and not yet taken,
+// for a caller that can still deliver it elsewhere.
+func (s *sink) closeTake() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	q := s.q
+	s.q, s.bytes = nil, 0
+	return q
+}
