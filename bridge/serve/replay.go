@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +81,11 @@ type replayLog struct {
 	streams  map[int64]*replayStream // live or parked POST streams, the GET stream
 	parked   []*replayStream         // oldest first
 	get      *replayStream           // the current standalone GET stream
+	oldGets  []int64                 // recent GET streams replaced by a newer one
 }
+
+// maxOldGets bounds the replaced GET streams remembered as such.
+const maxOldGets = 16
 
 func newReplayLog(maxBytes int) *replayLog {
 	if maxBytes <= 0 {
@@ -102,6 +107,10 @@ func (l *replayLog) open(sk *sink, post bool) *replayStream {
 	if !post {
 		if l.get != nil {
 			delete(l.streams, l.get.no) // replaced: it can be replayed, not continued
+			l.oldGets = append(l.oldGets, l.get.no)
+			if len(l.oldGets) > maxOldGets {
+				l.oldGets = l.oldGets[1:]
+			}
 		}
 		l.get = st
 	}
@@ -182,6 +191,13 @@ func (l *replayLog) isParked(sk *sink) bool {
 		}
 	}
 	return false
+}
+
+// wasGet reports whether no named a GET stream since replaced.
+func (l *replayLog) wasGet(no int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.oldGets, no)
 }
 
 // takeover prepares the resumption of stream no after event seq: it waits
@@ -321,6 +337,14 @@ func (s *session) resume(w http.ResponseWriter, r *http.Request, no, seq int64) 
 		err = rsp.writeEvent(eventID(ev.stream, ev.seq), ev.msg)
 	}
 	switch {
+	case st == nil && err == nil && s.replay.wasGet(no):
+		// A standalone stream that a newer GET replaced: after its missed
+		// events, this connection becomes the session's GET stream (else
+		// a client that resumes it would reconnect forever).
+		sk := newSink(-1)
+		st := s.replay.open(sk, false)
+		rsp.resumable(s.replay, st, false)
+		s.runGet(r, rsp, st, sk)
 	case st == nil:
 	case err != nil:
 		s.release(st, st.sk, pumpClientGone)

@@ -242,4 +242,21 @@ func TestResumeBrokenGetStream(t *testing.T) {
 	if ev := <-rch; !strings.Contains(ev.data, "notifications/tools/list_changed") || ev.id != stream+"3" {
 		t.Fatalf("next event %+v, want %s3", ev, stream)
 	}
+
+	// A plain GET replaces the stream; resuming the replaced one later
+	// yields what it missed (nothing here) and a live standalone stream
+	// under a new number, not a stream that ends at once.
+	_, nch := openSSE(t, ctx, http.MethodGet, b.URL, "", hdr)
+	if p := <-nch; p.data != "" || strings.HasPrefix(p.id, stream) {
+		t.Fatalf("plain GET: first event %+v", p)
+	}
+	for range rch {
+	}
+	_, och := openSSE(t, ctx, http.MethodGet, b.URL, "", map[string]string{"Mcp-Session-Id": sid, "Last-Event-ID": stream + "3"})
+	for range nch { // replaced in turn
+	}
+	toggle()
+	if ev := <-och; !strings.Contains(ev.data, "notifications/tools/list_changed") || strings.HasPrefix(ev.id, stream) || !strings.HasSuffix(ev.id, "_1") {
+		t.Fatalf("resumed replaced stream: %+v, want list_changed on a fresh stream", ev)
+	}
 }
