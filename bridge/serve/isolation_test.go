@@ -138,6 +138,10 @@ func TestModernClientsRootsNotShared(t *testing.T) {
 		if got := rootsCall(t, b.URL, "", "bob"); strings.Contains(got, "alice") || got != "no roots capability" {
 			t.Errorf("bob: %q", got)
 		}
+		// A child that asks anyway is refused: no client sees the request.
+		if got := modernCall(t, b.URL, "", "ask-roots"); !strings.Contains(got, "clients of a shared child take no roots/list") {
+			t.Errorf("a shared child's unoffered roots/list: %q, want the bridge's refusal", got)
+		}
 	})
 	t.Run("principal", func(t *testing.T) {
 		b := startBridge(t, Config{Command: testChild(), ChildPer: ChildPerPrincipal, AuthTokens: []string{"tok-alice", "tok-bob"}})

@@ -19,7 +19,8 @@ const testChildEnv = "SERVE_TEST_CHILD"
 //   - env: the process environment, one variable per line;
 //   - get-roots: the client's roots, asked for once per connection with
 //     roots/list and cached, as 2025-era servers do (server-everything);
-//   - ask-roots: asks roots/list every time and returns the answer.
+//   - ask-roots: asks roots/list every time, offered or not (a server that
+//     ignores the negotiated capabilities), and returns the answer.
 func testChild(extraEnv ...string) func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -112,7 +113,7 @@ func runTestChild() int {
 				switch {
 				case cache && cached != "":
 					text(m.ID, cached)
-				case !rootsCap:
+				case cache && !rootsCap:
 					text(m.ID, "no roots capability")
 				default:
 					asks++
