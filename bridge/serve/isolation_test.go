@@ -163,3 +163,31 @@ func TestModernClientsRootsNotShared(t *testing.T) {
 		}
 	})
 }
+
+// The same through a 2025-03-26 batch: responses in it that answer no
+// request of the sending session are dropped.
+func TestSharedLegacyForeignBatchedResponseDropped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := startBridge(t, Config{SessionMode: SessionShared, ChildProtocol: ChildLegacy, Command: testChild()})
+	alice := legacyInitCaps(t, b.URL, "", "2025-03-26", `{"roots":{}}`)
+	bob := legacyInit(t, b.URL, "", "2025-03-26")
+	_, ch := openPost(t, ctx, b.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask-roots","arguments":{}}}`,
+		map[string]string{"Mcp-Session-Id": alice})
+	ask := next(t, ctx, ch)
+	shownID := ask[strings.Index(ask, `"id":`)+5:]
+	shownID = shownID[:strings.IndexAny(shownID, ",}")]
+	bobs := `{"roots":[{"uri":"file:///home/bob"}]}`
+	resp, body := rawPost(t, b.URL, `[{"jsonrpc":"2.0","id":"roots-1","result":`+bobs+`},{"jsonrpc":"2.0","id":`+shownID+`,"result":`+bobs+`}]`,
+		map[string]string{"Mcp-Session-Id": bob})
+	if resp.StatusCode != 202 {
+		t.Fatalf("bob's batch: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := rawPost(t, b.URL, `[{"jsonrpc":"2.0","id":`+shownID+`,"result":{"roots":[{"uri":"file:///home/alice"}]}}]`,
+		map[string]string{"Mcp-Session-Id": alice}); resp.StatusCode != 202 {
+		t.Fatalf("alice's batch: %d %s", resp.StatusCode, body)
+	}
+	if res := next(t, ctx, ch); !strings.Contains(res, "/home/alice") || strings.Contains(res, "/home/bob") {
+		t.Fatalf("alice's call returned %s, want her own roots", res)
+	}
+}
