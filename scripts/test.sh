@@ -86,6 +86,7 @@ fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
+fuzz ./bridge/serve FuzzParseEventID
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

@@ -72,7 +72,9 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		case wire.KindNotification:
 			s.notify(m)
 		case wire.KindResponse:
-			s.child().send(clone(m.Raw))
+			if ok, _ := s.relayResponse(m); !ok {
+				s.log.Debug().RawJSON("id", m.IDBytes()).Msg("batched response to no server request of this session; dropped")
+			}
 		}
 	}
 	if requests == 0 {
@@ -81,8 +83,6 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	}
 	// Several answers: always a stream, one response per event.
 	rsp := newResponder(w, false)
-	rsp.startSSE()
-	if pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.killed) != pumpComplete {
-		sk.close()
-	}
+	rsp.sse = true // resumable, or not, like any other stream of the session
+	s.stream(r, rsp, sk)
 }

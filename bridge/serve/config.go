@@ -38,6 +38,14 @@ type Config struct {
 	// AuthToken, if set, is the bearer token every MCP request must carry.
 	AuthToken string
 
+	// AuthTokens are further accepted bearer tokens. Each token is its own
+	// principal (see ChildPer); AuthToken counts as one of them.
+	AuthTokens []string
+
+	// ChildPer chooses whom the modern clients' child is shared by; if
+	// empty, ChildShared.
+	ChildPer ChildPer
+
 	// AllowedOrigins lists Origin values (scheme://host[:port]) accepted in
 	// addition to loopback origins, which are always accepted.
 	AllowedOrigins []string
@@ -69,6 +77,11 @@ type Config struct {
 	// client attached (no open stream, no request being received), even
 	// with calls pending. If zero, 30 minutes; negative disables it.
 	SessionIdleTimeout time.Duration
+
+	// ReplayBuffer bounds, in bytes, the events a legacy session keeps so
+	// that a client can resume a broken stream with Last-Event-ID (also at
+	// most 1024 events). If zero, 4 MiB; negative disables resumability.
+	ReplayBuffer int
 
 	// MaxSessions caps concurrent legacy sessions (503 above it). If zero,
 	// 100.
@@ -117,6 +130,35 @@ type Config struct {
 	// value discards them.
 	Logger zerolog.Logger
 }
+
+// ChildPer chooses how modern (2026-07-28) clients map onto children.
+type ChildPer string
+
+const (
+	// ChildShared: every modern client shares one child. A legacy-only
+	// child is then told of no client capability (roots, sampling,
+	// elicitation), so it cannot ask one client something on another's
+	// behalf or cache one client's answer for the next.
+	ChildShared ChildPer = "shared"
+	// ChildPerPrincipal: one child per authenticated identity (today the
+	// bearer token; all unauthenticated clients are one identity). Such a
+	// child serves one identity only, so it is told the capabilities the
+	// bridge can carry across as input_required.
+	ChildPerPrincipal ChildPer = "principal"
+)
+
+// tokens returns every accepted bearer token.
+func (c *Config) tokens() []string {
+	var out []string
+	for _, t := range append([]string{c.AuthToken}, c.AuthTokens...) {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (c *Config) perPrincipal() bool { return c.ChildPer == ChildPerPrincipal }
 
 func (c *Config) path() string {
 	if c.Path == "" {
@@ -179,6 +221,13 @@ func (c *Config) idleTimeout() time.Duration {
 		return 30 * time.Minute
 	}
 	return c.SessionIdleTimeout
+}
+
+func (c *Config) replayBuffer() int {
+	if c.ReplayBuffer == 0 {
+		return 4 << 20
+	}
+	return c.ReplayBuffer
 }
 
 func (c *Config) maxSessions() int {

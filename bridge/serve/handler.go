@@ -33,8 +33,9 @@ type Handler struct {
 	warn  *warner      // rate limit of repeated warnings
 	lim   *limits      // budgets shared by every stream and child
 
-	shared   *sharedChild
-	sessions *sessionTable
+	shared     *sharedChild
+	principals principalChildren // ChildPerPrincipal: the other children
+	sessions   *sessionTable
 
 	closing    chan struct{} // closed by BeginShutdown: long-lived streams end
 	closeOnce  sync.Once
@@ -52,6 +53,9 @@ type Handler struct {
 func New(cfg Config) (*Handler, error) {
 	if cfg.Command == nil {
 		return nil, ErrNoCommand
+	}
+	if err := checkChildArgs(&cfg); err != nil {
+		return nil, err
 	}
 	h := &Handler{
 		cfg:      cfg,
@@ -71,6 +75,7 @@ func New(cfg Config) (*Handler, error) {
 		h.ka = newClock()
 	}
 	h.shared = newSharedChild(h)
+	h.principals.h = h
 	h.sessions = newSessionTable(h)
 	return h, nil
 }
@@ -80,6 +85,7 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	h.principals.start(ctx)
 	h.wg.Go(func() { h.shared.run(ctx) })
 	h.wg.Go(func() { h.sessions.reap(ctx) })
 	if h.ka != nil {
@@ -96,7 +102,13 @@ func (h *Handler) BeginShutdown() {
 }
 
 // InFlight returns the number of requests the children have not answered.
-func (h *Handler) InFlight() int { return h.shared.pending() + h.sessions.pending() }
+func (h *Handler) InFlight() int {
+	n := h.shared.pending() + h.sessions.pending()
+	for _, sc := range h.principals.others() {
+		n += sc.pending()
+	}
+	return n
+}
 
 // Close abandons in-flight requests (each gets an error response), stops
 // every child with the stdio shutdown sequence and waits for all of the
@@ -108,6 +120,7 @@ func (h *Handler) Close() error {
 		h.cancel()
 	}
 	h.sessions.closeAll()
+	h.principals.stop()
 	h.wg.Wait()
 	return nil
 }

@@ -29,6 +29,8 @@ type legacyShared struct {
 	readyCh    chan struct{} // closed after the first handshake (ok or not)
 	subs       map[string]map[*session]bool
 	cancel     context.CancelFunc
+
+	asks legacyAsks
 }
 
 func newLegacyShared(h *Handler) *legacyShared {
@@ -168,12 +170,28 @@ func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
 func (l *legacyShared) childRequest(c *childConn, m *wire.Message) {
 	s := l.owner()
 	if s == nil {
-		c.log.Warn().Str("method", m.Method).Msg("shared child asked a client while several sessions are in flight; refused (use --session-mode per-session)")
+		c.warn.event(c.log, "unattributed_request").Str("method", m.Method).Msg("shared child asked a client while several sessions are in flight; refused (use --session-mode per-session)")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError,
 			"mcp-bridge: "+m.Method+" cannot be attributed to one client of a shared child; run the bridge with --session-mode per-session", nil))
 		return
 	}
-	s.route(clone(m.Raw), true)
+	msg := l.asks.mint(s, m)
+	if msg == nil {
+		c.warn.event(c.log, "too_many_asks").Str("method", m.Method).Int("unanswered", maxAsks).Msg("shared child has too many unanswered server-to-client requests; refused")
+		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many unanswered server-to-client requests", nil))
+		return
+	}
+	s.route(msg, true)
+}
+
+// answer relays a session's response to one of the child's requests; it
+// reports false for a response to no request delivered to that session.
+func (l *legacyShared) answer(s *session, m *wire.Message) (bool, error) {
+	msg, ok := l.asks.answer(s, m)
+	if !ok {
+		return false, nil
+	}
+	return true, l.conn.send(msg)
 }
 
 // owner returns the one session with requests in flight, or the only
@@ -223,8 +241,12 @@ func (l *legacyShared) subscribe(s *session, uri string, on bool) (forward bool)
 	return false
 }
 
-// forget drops an ended session's subscriptions.
+// forget drops an ended session's subscriptions, and answers the child's
+// requests still waiting for it.
 func (l *legacyShared) forget(s *session) {
+	for _, id := range l.asks.drop(s) {
+		l.conn.send(wire.ErrorResponse(id, wire.CodeInternalError, "mcp-bridge: the session this request was for has ended", nil))
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for uri, set := range l.subs {

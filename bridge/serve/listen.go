@@ -61,14 +61,14 @@ type listenFilter struct {
 // notifications/subscriptions/acknowledged as the first message", listing
 // the honoured subset, and "MUST NOT send notification types the client has
 // not explicitly requested".
-func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *wire.Message, conn *childConn) {
+func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, conn *childConn) {
 	var p struct {
 		Notifications listenFilter `json:"notifications"`
 	}
 	if m.Params.Present() {
 		json.Unmarshal(m.Bytes(m.Params), &p)
 	}
-	c := h.shared.changeCapabilities()
+	c := sc.changeCapabilities()
 	want := p.Notifications
 	honoured := listenFilter{
 		ToolsListChanged:     want.ToolsListChanged && c.tools,
@@ -90,7 +90,7 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	// it is a request in flight like one (--max-inflight).
 	h.lim.started()
 	defer h.lim.ended(1)
-	hub := &h.shared.listen
+	hub := &sc.listen
 	hub.add(r.Context(), conn, l)
 	defer hub.remove(conn, l)
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,6 +27,15 @@ import (
 var bins = map[string]string{}
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testChildEnv) != "" {
+		os.Exit(runTestChild())
+	}
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "^$" {
+		// Fuzzing only (scripts/test.sh: -run='^$'): no test needs the
+		// peers, and every fuzz worker would build them again.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "serve-test-bins")
 	if err != nil {
 		panic(err)
@@ -200,11 +210,12 @@ func modernHeaders(method, name string) map[string]string {
 	return h
 }
 
-// sseData returns the data payloads of an SSE body.
+// sseData returns the data payloads of an SSE body (priming events,
+// which carry none, are skipped).
 func sseData(body []byte) []string {
 	var out []string
 	for _, line := range strings.Split(string(body), "\n") {
-		if d, ok := strings.CutPrefix(line, "data: "); ok {
+		if d, ok := strings.CutPrefix(line, "data: "); ok && d != "" { // "": a priming event
 			out = append(out, d)
 		}
 	}

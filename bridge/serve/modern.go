@@ -17,12 +17,13 @@ import (
 // stream its answer back.
 func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	id := m.IDBytes()
+	sc := h.childFor(r)
 	if m.Kind == wire.KindResponse {
 		// streamable-http §Sending: "The client MUST NOT send JSON-RPC responses."
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients do not send responses", nil)
 		return
 	}
-	if status, code, msg, data := h.checkModern(r.Header, m); status != 0 {
+	if status, code, msg, data := h.checkModern(sc, r.Header, m); status != 0 {
 		writeError(w, status, id, code, msg, data)
 		return
 	}
@@ -33,14 +34,14 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	translate, ok := h.shared.translating(r.Context())
+	translate, ok := sc.translating(r.Context())
 	if !ok {
 		return // the client left while the child's era was being probed
 	}
-	conn := h.shared.connection(r.Context())
+	conn := sc.connection(r.Context())
 	if conn == nil {
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+h.shared.notReady(), nil)
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+sc.notReady(), nil)
 		return
 	}
 	sk := h.newSink(1)
@@ -54,18 +55,18 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		switch m.Method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(wire.ResultResponse(id, h.shared.discoverResult()))
+			w.Write(wire.ResultResponse(id, sc.discoverResult()))
 			return
 		case "subscriptions/listen":
-			h.serveLegacyListen(w, r, m, conn)
+			h.serveLegacyListen(w, r, m, sc, conn)
 			return
 		}
 		if state := stateOf(m); state != "" {
-			h.resumeInput(w, r, m, state)
+			h.resumeInput(w, r, m, sc, state)
 			return
 		}
 		if m.LogLevel != "" {
-			h.shared.setLevel(r.Context(), conn, m.LogLevel)
+			sc.setLevel(r.Context(), conn, m.LogLevel)
 		}
 		cl.complete = true
 		cl.caps = m.ClientCapabilities()
@@ -80,7 +81,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "tools/list" {
 		cl.onFinal = func(resp *wire.Message) bool {
 			if resp.Result.Present() {
-				h.shared.tools.absorb(resp.Raw, resp.Result)
+				sc.tools.absorb(resp.Raw, resp.Result)
 			}
 			return false
 		}
@@ -147,7 +148,7 @@ func (h *Handler) logCall(m *wire.Message, cl *call) {
 // checkModern validates the request metadata headers of a 2026-07-28
 // request (streamable-http §Server validation). It returns a zero status
 // when the request may proceed.
-func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code int, msg string, data []byte) {
+func (h *Handler) checkModern(sc *sharedChild, hdr http.Header, m *wire.Message) (status, code int, msg string, data []byte) {
 	mismatch := func(format string, args ...any) (int, int, string, []byte) {
 		return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + fmt.Sprintf(format, args...), nil
 	}
@@ -159,7 +160,7 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 		// §Protocol version header: the header MUST equal the body's version.
 		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderProtocolVersion, pv, m.ProtocolVersion)
 	}
-	if supported := h.shared.supported(); !slices.Contains(supported, m.ProtocolVersion) {
+	if supported := sc.supported(); !slices.Contains(supported, m.ProtocolVersion) {
 		d, _ := json.Marshal(map[string]any{"supported": supported, "requested": m.ProtocolVersion})
 		return http.StatusBadRequest, wire.CodeUnsupportedVersion, "Unsupported protocol version", d
 	}
@@ -188,7 +189,7 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 		}
 	}
 	if m.Method == "tools/call" {
-		if st, c, ms, d := h.checkParamHeaders(hdr, m); st != 0 {
+		if st, c, ms, d := h.checkParamHeaders(sc, hdr, m); st != 0 {
 			return st, c, ms, d
 		}
 	}
@@ -205,8 +206,8 @@ func (h *Handler) checkModern(hdr http.Header, m *wire.Message) (status, code in
 // arguments named by the tool's x-mcp-header annotations. Tools the bridge
 // has not seen in a tools/list result are passed through unchecked; the
 // child still validates the body itself.
-func (h *Handler) checkParamHeaders(hdr http.Header, m *wire.Message) (int, int, string, []byte) {
-	bindings, ok := h.shared.tools.lookup(m.Name)
+func (h *Handler) checkParamHeaders(sc *sharedChild, hdr http.Header, m *wire.Message) (int, int, string, []byte) {
+	bindings, ok := sc.tools.lookup(m.Name)
 	if !ok || len(bindings) == 0 {
 		return 0, 0, "", nil
 	}

@@ -58,6 +58,16 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		c.send(wire.ResultResponse(m.IDBytes(), []byte("{}")))
 		return
 	}
+	if !ss.s.h.cfg.perPrincipal() {
+		// The child was told of no client capability (bridgeInitParams):
+		// asking anyway would put one client's question, or its answer,
+		// in reach of another. 2025-11-25 lifecycle §Operation: both
+		// parties "MUST ... Only use capabilities that were successfully
+		// negotiated".
+		c.warn.event(c.log, "not_offered").Str("method", m.Method).Msg("shared child asked a client for something it was not offered; refused (see --child-per principal)")
+		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "mcp-bridge: clients of a shared child take no "+m.Method+" (run the bridge with --child-per principal)", nil))
+		return
+	}
 	cl := c.soleCall(func(cl *call) bool { return cl.complete && inputMethods[cl.method] })
 	if cl == nil {
 		// stdio gives no link from this request to the call that caused it;
@@ -190,8 +200,8 @@ func (ss *suspensions) closeAll() {
 // resumeInput handles a modern client's MRTR retry of a call the bridge
 // suspended: its inputResponses answer the child's requests, and the
 // retry's stream takes over the call (which may ask again).
-func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Message, token string) {
-	ss := &h.shared.mrtr
+func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, token string) {
+	ss := &sc.mrtr
 	sp := ss.take(token)
 	if sp == nil {
 		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidParams, "Invalid params: unknown or expired requestState", nil)

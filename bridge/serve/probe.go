@@ -77,7 +77,7 @@ func detectEras(h *Handler, o owner) (eras, *prober) {
 		if ip = newProber(h, o); ip == nil {
 			return
 		}
-		if resp, err := ip.ask("initialize", []byte(bridgeInitParams), timeout); err == nil && resp.Result.Present() {
+		if resp, err := ip.ask("initialize", h.bridgeInitParams(), timeout); err == nil && resp.Result.Present() {
 			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
 			legacy = slices.Contains(legacyVersions, v)
 			ip.resp = resp
@@ -105,8 +105,19 @@ func detectEras(h *Handler, o owner) (eras, *prober) {
 }
 
 // bridgeInitParams are the params of the bridge's own initialize to a
-// legacy child.
-const bridgeInitParams = `{"protocolVersion":"2025-11-25","capabilities":` + bridgeCapabilities + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`
+// legacy child that serves modern clients. A child shared by every client
+// is told of no client capability: a 2025-era server keeps per-connection
+// state about its client (server-everything caches the roots it asked for
+// and hands them to whoever calls get-roots-list next), and nothing on
+// stdio ties a server-to-client request to the call that caused it. Only a
+// child dedicated to one principal may ask, through input_required.
+func (h *Handler) bridgeInitParams() []byte {
+	caps := "{}"
+	if h.cfg.perPrincipal() {
+		caps = bridgeCapabilities
+	}
+	return []byte(`{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
+}
 
 // prober runs a sibling process for the era probe.
 type prober struct {
@@ -120,7 +131,7 @@ func newProber(h *Handler, o owner) *prober {
 	conn := newChildConn(&h.ids, o, log)
 	opts := hostOptions(h, conn)
 	opts.TerminateDelay = 500 * time.Millisecond
-	host, err := stdiohost.Start(h.cfg.Command(), opts)
+	host, err := stdiohost.Start(h.command(), opts)
 	if err != nil {
 		return nil
 	}

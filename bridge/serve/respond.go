@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +27,13 @@ type responder struct {
 	// stream) and must never touch a response whose handler returned.
 	amu              sync.Mutex
 	aborted, retired bool
+
+	// A legacy session's stream: every event gets an id and is logged for
+	// replay (replay.go). prime: the session negotiated 2025-11-25, whose
+	// clients expect a priming event.
+	rl    *replayLog
+	st    *replayStream
+	prime bool
 }
 
 // abort ends a write blocked on a client that does not read.
@@ -44,6 +52,13 @@ func (r *responder) retire() {
 	r.amu.Lock()
 	r.retired = true
 	r.amu.Unlock()
+}
+
+// resumable makes the response's events part of st.
+func (r *responder) resumable(rl *replayLog, st *replayStream, prime bool) {
+	if st != nil {
+		r.rl, r.st, r.prime = rl, st, prime
+	}
 }
 
 func newResponder(w http.ResponseWriter, modern bool) *responder {
@@ -77,6 +92,20 @@ func (r *responder) startSSE() error {
 		_ = r.rc.SetWriteDeadline(time.Now())
 	}
 	r.amu.Unlock()
+	if r.prime {
+		// 2025-11-25 transports: "The server SHOULD immediately send an SSE
+		// event consisting of an event ID and an empty data field in order
+		// to prime the client to reconnect", and before a connection closes
+		// without ending the stream "SHOULD send an SSE event with a
+		// standard retry field" ("The client MUST respect the retry
+		// field"): a broken connection is such a close, so the hint goes
+		// out first.
+		b := append(append([]byte("id: "), r.rl.lastID(r.st)...), "\nretry: "...)
+		b = append(strconv.AppendInt(b, retryMillis, 10), "\ndata: \n\n"...)
+		if _, err := r.w.Write(b); err != nil {
+			return err
+		}
+	}
 	return r.rc.Flush()
 }
 
@@ -85,23 +114,43 @@ var (
 	eventSuffix = []byte("\n\n")
 )
 
-// event writes one SSE event carrying msg and flushes it.
+// event writes one SSE event carrying msg and flushes it; on a resumable
+// stream it is logged first, under its id.
 func (r *responder) event(msg []byte) error {
 	if err := r.startSSE(); err != nil {
 		return err
 	}
+	var id []byte
+	if r.st != nil {
+		id = r.rl.record(r.st, msg)
+	}
+	return r.writeEvent(id, msg)
+}
+
+// writeEvent writes an event with an optional id (replayed events keep
+// their own).
+func (r *responder) writeEvent(id, msg []byte) error {
+	if err := r.startSSE(); err != nil {
+		return err
+	}
+	b := r.buf[:0]
+	if id != nil {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	b = append(b, eventPrefix...)
 	if len(msg) > 32<<10 {
 		// A large message goes out from its own slice: net/http's writer
 		// passes big writes straight through, and a copy of a 16 MiB
 		// result here would cost as much as the rest of the path.
-		for _, part := range [][]byte{eventPrefix, msg, eventSuffix} {
+		r.buf = b
+		for _, part := range [][]byte{b, msg, eventSuffix} {
 			if _, err := r.w.Write(part); err != nil {
 				return err
 			}
 		}
 		return r.rc.Flush()
 	}
-	r.buf = append(append(append(r.buf[:0], eventPrefix...), msg...), eventSuffix...)
+	r.buf = append(append(b, msg...), eventSuffix...)
 	if _, err := r.w.Write(r.buf); err != nil {
 		return err
 	}
@@ -217,11 +266,18 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 			return pumpComplete
 		}
 		for i, m := range msgs {
-			if r.event(m) != nil {
-				s.drop(msgs[i:])
+			err := r.event(m)
+			if r.st != nil {
+				// A logged event lives on in the replay log, which owns
+				// its buffer from now on: released, not recycled.
+				s.keep(msgs[i : i+1])
+			} else {
+				s.drop(msgs[i : i+1])
+			}
+			if err != nil {
+				s.drop(msgs[i+1:])
 				return pumpClientGone
 			}
-			s.drop(msgs[i : i+1])
 		}
 		if complete {
 			if !r.started { // e.g. a stream ended before anything was sent

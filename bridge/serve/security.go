@@ -2,7 +2,6 @@ package serve
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,17 +12,15 @@ import (
 
 // guard holds the checks every MCP request passes before it is read.
 type guard struct {
-	tokenHash [32]byte
-	hasToken  bool
-	origins   map[string]bool // normalized scheme://host:port
-	checkHost bool
+	tokenHashes [][32]byte      // SHA-256 of each accepted bearer token
+	origins     map[string]bool // normalized scheme://host:port
+	checkHost   bool
 }
 
 func newGuard(cfg *Config) *guard {
 	g := &guard{checkHost: cfg.CheckHost, origins: map[string]bool{}}
-	if cfg.AuthToken != "" {
-		g.hasToken = true
-		g.tokenHash = sha256.Sum256([]byte(cfg.AuthToken))
+	for _, t := range cfg.tokens() {
+		g.tokenHashes = append(g.tokenHashes, sha256.Sum256([]byte(t)))
 	}
 	for _, o := range cfg.AllowedOrigins {
 		if n, ok := normalizeOrigin(o); ok {
@@ -49,7 +46,7 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "Forbidden: Origin not allowed", nil)
 		return false
 	}
-	if g.hasToken && !g.tokenOK(r.Header.Get("Authorization")) {
+	if len(g.tokenHashes) > 0 && !g.tokenOK(r.Header.Get("Authorization")) {
 		challenge := `Bearer realm="mcp-bridge"`
 		if r.Header.Get("Authorization") != "" {
 			challenge += `, error="invalid_token"`
@@ -61,15 +58,10 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// tokenOK compares in constant time; hashing first makes the comparison
-// independent of the presented token's length too.
+// tokenOK reports whether authz carries an accepted token (see match).
 func (g *guard) tokenOK(authz string) bool {
-	scheme, tok, ok := strings.Cut(authz, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	h := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(h[:], g.tokenHash[:]) == 1
+	_, ok := g.match(authz)
+	return ok
 }
 
 func (g *guard) originAllowed(origin string) bool {

@@ -71,7 +71,7 @@ func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Messa
 	s.log.Info().Str("protocol", s.version).Msg("legacy session translated onto the 2026-07-28 child")
 	w.Header().Set(wire.HeaderSessionID, s.id)
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(wire.ResultResponse(m.IDBytes(), initializeFromDiscover(t.h.shared.discoverResult(), s.version)))
+	w.Write(wire.ResultResponse(m.IDBytes(), initializeFromDiscover(s.sc.discoverResult(), s.version)))
 }
 
 // envelope returns the _meta fields every forwarded request carries
@@ -333,7 +333,7 @@ func (s *session) translatedNotify(m *wire.Message) bool {
 // era's unsolicited notifications, on the GET stream.
 func (s *session) startListen() {
 	tr := s.tr
-	c := s.t.h.shared.changeCapabilities()
+	c := s.sc.changeCapabilities()
 	f := listenFilter{
 		ToolsListChanged:     c.tools,
 		PromptsListChanged:   c.prompts,

@@ -55,6 +55,9 @@ type session struct {
 	// tr is set when the child speaks only 2026-07-28: the session is
 	// translated onto the shared modern child (see session_translate.go).
 	tr *translation
+	sc *sharedChild // the modern child a translated session rides on
+
+	replay *replayLog // nil: resumability disabled
 
 	mu         sync.Mutex
 	version    string
@@ -195,13 +198,18 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		// A client's answer to a server-to-client request: the child's ids
-		// were never rewritten, so it goes back verbatim.
-		if err := s.child().send(clone(m.Raw)); err != nil {
+		// A client's answer to a server-to-client request; with a shared
+		// child, only to one delivered to this session.
+		ok, err := s.relayResponse(m)
+		switch {
+		case !ok:
+			s.log.Debug().RawJSON("id", m.IDBytes()).Msg("response to no server request of this session; refused")
+			writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: the response answers no request sent to this session", nil)
+		case err != nil:
 			writeError(w, http.StatusServiceUnavailable, nil, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
-			return
+		default:
+			w.WriteHeader(http.StatusAccepted)
 		}
-		w.WriteHeader(http.StatusAccepted)
 	}
 }
 
@@ -221,13 +229,15 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
 		attached:   1, // by this initialize request, however long the child takes
+		replay:     newReplayLog(t.h.cfg.replayBuffer()),
 	}
 	context.AfterFunc(r.Context(), s.detach)
 	s.log = t.h.log.With().Str("session", s.id[len(s.id)-32:][:8]).Logger()
 	if !t.h.shared.eras.legacy {
-		if t.h.shared.connection(r.Context()) == nil {
+		s.sc = t.h.childFor(r)
+		if s.sc.connection(r.Context()) == nil {
 			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+t.h.shared.notReady(), nil)
+			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+s.sc.notReady(), nil)
 			return
 		}
 		t.initializeTranslated(w, m, s)
@@ -322,13 +332,10 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	if m.Method == "initialize" {
 		rsp.sessionID = s.id
 	}
-	res := pump(r.Context(), rsp, cl.sink, h.ka, s.endCh, h.killed)
-	if res != pumpComplete {
-		// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
-		// the client cancelling its request." The call stays pending at the
-		// child; its answer is dropped when it comes.
-		cl.sink.close()
-	}
+	// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
+	// the client cancelling its request." The call stays pending at the
+	// child; its answer waits for the client to resume the stream.
+	s.stream(r, rsp, cl.sink)
 	h.logCall(m, cl)
 }
 
@@ -382,7 +389,7 @@ func (s *session) pendingCall(origID []byte) *call {
 // child returns the connection the session's requests go to.
 func (s *session) child() *childConn {
 	if s.tr != nil {
-		if c := s.t.h.shared.conn.Load(); c != nil {
+		if c := s.sc.conn.Load(); c != nil {
 			return c
 		}
 		return goneConn
@@ -449,7 +456,7 @@ func (s *session) route(msg []byte, related bool) {
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if cl.sink.push(msg, false) {
+			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
 				return
 			}
 		}
@@ -459,7 +466,7 @@ func (s *session) route(msg []byte, related bool) {
 	}
 	if !related {
 		for _, cl := range pend {
-			if cl.sink.push(msg, false) {
+			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
 				return
 			}
 		}
@@ -545,7 +552,22 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	if id := r.Header.Get("Last-Event-ID"); id != "" && s.replay != nil {
+		if no, seq, ok := parseEventID(id); ok && s.resume(w, r, no, seq) {
+			return
+		}
+		// Not a stream of this session (or long gone): a fresh GET stream.
+	}
 	sk := t.h.newSink(-1)
+	st := s.replay.open(sk, false)
+	rsp := newResponder(w, false)
+	rsp.resumable(s.replay, st, s.primes())
+	s.runGet(r, rsp, st, sk)
+}
+
+// runGet carries the session's standalone stream on one GET connection.
+func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *sink) {
+	t := s.t
 	s.mu.Lock()
 	old := s.get
 	s.get = sk
@@ -560,17 +582,24 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	for _, m := range backlog {
 		sk.push(m, false)
 	}
-	rsp := newResponder(w, false)
-	if rsp.startSSE() != nil {
-		return
+	if rsp.startSSE() == nil {
+		pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
 	}
-	pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
-	sk.close()
+	// What was queued but never written waits for the next GET, ahead of
+	// anything newer.
+	left := sk.closeTake()
 	s.mu.Lock()
 	if s.get == sk {
 		s.get = nil
 	}
+	if len(left) > 0 {
+		s.backlog = append(left, s.backlog...)
+		if n := len(s.backlog) - maxBacklog; n > 0 {
+			s.backlog = s.backlog[n:]
+		}
+	}
 	s.mu.Unlock()
+	s.replay.letGo(st, false)
 }
 
 func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {

@@ -41,6 +41,10 @@ type sharedChild struct {
 	listen listenHub
 	mrtr   suspensions
 	adopt  *prober // a probe sibling that becomes the first child
+	// from is the Handler's first child when this one serves another
+	// principal: the era probe's verdict is taken from it.
+	from *sharedChild
+	who  Principal
 
 	mu        sync.Mutex
 	ready     bool
@@ -72,9 +76,36 @@ func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 	}
 }
 
+// setPrincipal records whom the child serves (ChildPerPrincipal), for logs.
+func (s *sharedChild) setPrincipal(p Principal) {
+	s.mu.Lock()
+	s.who = p
+	s.mu.Unlock()
+}
+
+func (s *sharedChild) label() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.from == nil && s.who == (Principal{}) {
+		return "shared"
+	}
+	return "shared:" + s.who.String()
+}
+
 func (s *sharedChild) run(ctx context.Context) {
-	s.eras, s.adopt = detectEras(s.h, s)
+	if s.from != nil {
+		select {
+		case <-s.from.known:
+			s.eras = s.from.eras
+		case <-ctx.Done():
+		}
+	} else {
+		s.eras, s.adopt = detectEras(s.h, s)
+	}
 	close(s.known)
+	if ctx.Err() != nil {
+		return
+	}
 	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
 	sup := &stdiohost.Supervisor{
 		Start:          s.launch,
@@ -97,7 +128,7 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 		s.adopt = nil
 		conn, host, first = p.conn, p.host, p.resp
 	} else {
-		conn = newChildConn(&s.h.ids, s, s.h.log.With().Str("child", "shared").Logger())
+		conn = newChildConn(&s.h.ids, s, s.h.log.With().Str("child", s.label()).Logger())
 		h, err := startHost(s.h, conn)
 		if err != nil {
 			s.setState(false, nil, err.Error())
@@ -205,7 +236,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	defer cancel()
 	var err error
 	if resp == nil {
-		resp, err = conn.request(ctx, "initialize", []byte(bridgeInitParams))
+		resp, err = conn.request(ctx, "initialize", s.h.bridgeInitParams())
 	}
 	if err != nil || !resp.Result.Present() {
 		reason := "MCP server did not answer initialize"
@@ -364,7 +395,7 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := stdiohost.Start(h.cfg.Command(), hostOptions(h, conn))
+	host, err := stdiohost.Start(h.command(), hostOptions(h, conn))
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,18 @@ func (s *sink) drop(msgs [][]byte) {
 	s.lim.release(s, n)
 }
 
+// keep releases taken messages whose buffers now belong to someone else
+// (the replay log): their bytes leave the budget, the buffers are not
+// recycled.
+func (s *sink) keep(msgs [][]byte) {
+	var n int64
+	for i, m := range msgs {
+		n += int64(len(m))
+		msgs[i] = nil
+	}
+	s.lim.release(s, n)
+}
+
 // setAbort installs the function that ends a write blocked on the client.
 func (s *sink) setAbort(f func()) {
 	s.mu.Lock()
@@ -136,4 +148,15 @@ func (s *sink) close() {
 	s.q, s.bytes = nil, 0
 	s.mu.Unlock()
 	s.lim.release(s, int64(dropped))
+}
+
+// closeTake is close that hands back what was queued and not yet taken,
+// for a caller that can still deliver it elsewhere.
+func (s *sink) closeTake() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	q := s.q
+	s.q, s.bytes = nil, 0
+	return q
 }

@@ -17,11 +17,12 @@ import (
 // its modern era turned off): the bridge initializes the child, answers
 // server/discover, adds resultType, serves subscriptions/listen from the
 // child's notifications and carries its elicitation requests as
-// input_required.
+// input_required (the child is dedicated to the one, anonymous, principal:
+// a child shared by all is offered no client capability).
 func TestModernClientLegacyChild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b := startBridge(t, Config{}, bins["memos"], "-modern=false", "-dynamic-tools", "-step-delay", "10ms")
+	b := startBridge(t, Config{ChildPer: ChildPerPrincipal}, bins["memos"], "-modern=false", "-dynamic-tools", "-step-delay", "10ms")
 	if !strings.Contains(b.log.String(), "legacy only") {
 		t.Fatalf("era probe did not find a legacy-only child:\n%s", b.log.String())
 	}
@@ -68,7 +69,7 @@ func TestModernClientLegacyChild(t *testing.T) {
 // A raw look at the translated wire: resultType and cache hints on results,
 // the DiscoverResult built from the child's InitializeResult.
 func TestLegacyChildWire(t *testing.T) {
-	b := startBridge(t, Config{}, bins["memos"], "-modern=false")
+	b := startBridge(t, Config{ChildPer: ChildPerPrincipal}, bins["memos"], "-modern=false")
 	_, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", ""))
 	for _, want := range []string{`"resultType":"complete"`, `"supportedVersions":["2026-07-28"]`, `"io.modelcontextprotocol/serverInfo":{"name":"memos-example-adapter"`, `"ttlMs":0`, `"cacheScope":"private"`, `"instructions":"Provides tools for querying Memos."`} {
 		if !strings.Contains(string(body), want) {
@@ -144,11 +145,11 @@ func TestLegacyClientModernChild(t *testing.T) {
 
 // The Go SDK's everything-server speaks both eras; pinned as legacy, the
 // bridge translates, and its sampling and elicitation requests travel to a
-// 2026-07-28 client as input_required rounds.
+// 2026-07-28 client as input_required rounds (with a child per principal).
 func TestModernClientPinnedLegacyEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b := startBridge(t, Config{ChildProtocol: ChildLegacy}, bins["everything"])
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, ChildPer: ChildPerPrincipal}, bins["everything"])
 	var c tokenCounter
 	cs := connectSDK(t, ctx, b.URL, "", legacyOptions(&c, "modern"))
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {

@@ -139,6 +139,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--listen", ":0", "--", "true"}, exitUsage, "reachable from other machines"},
 		{[]string{"serve", "--session-mode", "weird", "--", "true"}, exitUsage, `--session-mode "weird": want auto, per-session or shared`},
 		{[]string{"serve", "--child-protocol", "new", "--", "true"}, exitUsage, `--child-protocol "new": want auto, modern or legacy`},
+		{[]string{"serve", "--child-per", "token", "--", "true"}, exitUsage, `--child-per "token": want shared or principal`},
+		{[]string{"serve", "--auth-token", "tok-in-argv", "--", "true", "--key=tok-in-argv"}, exitFailure, "contains an --auth-token value"},
 		{[]string{"serve", "--help"}, exitOK, "Usage: mcp-bridge serve"},
 		{[]string{"serve", "--no-such-flag", "--", "true"}, exitUsage, "unknown flag"},
 		{[]string{"serve", "--max-body", "lots", "--", "true"}, exitUsage, "invalid size"},
@@ -320,5 +322,14 @@ func TestVersionString(t *testing.T) {
 	version, commit = "", ""
 	if got := versionString(); !strings.HasPrefix(got, "mcp-bridge ") || !strings.Contains(got, "(commit ") {
 		t.Errorf("unstamped versionString() = %q", got)
+	}
+}
+
+// --auth-token is repeatable and MCP_BRIDGE_AUTH_TOKEN may list several
+// tokens; each becomes its own principal.
+func TestSplitTokens(t *testing.T) {
+	got := splitTokens([]string{"a1, b2", "c3", ",,"})
+	if strings.Join(got, "|") != "a1|b2|c3" {
+		t.Fatalf("splitTokens = %q", got)
 	}
 }

@@ -25,16 +25,16 @@ import (
 var adoptOrphans bool
 
 type serveFlags struct {
-	listen, path, authToken, sessionMode, childProto string
-	replicaID                                        string
-	drainDelay                                       time.Duration
-	allowUnauth                                      bool
-	origins                                          []string
-	maxBody, maxMessage, maxBuffered                 byteSize
-	keepalive, shutdown, idle                        time.Duration
-	readTimeout, childWriteTimeout                   time.Duration
-	maxSessions, maxInflight                         int
-	log                                              logFlags
+	listen, path, sessionMode, childProto, childPer string
+	replicaID                                       string
+	drainDelay                                      time.Duration
+	allowUnauth                                     bool
+	origins, authTokens                             []string
+	maxBody, maxMessage, maxBuffered, replay        byteSize
+	keepalive, shutdown, idle                       time.Duration
+	readTimeout, childWriteTimeout                  time.Duration
+	maxSessions, maxInflight                        int
+	log                                             logFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -42,16 +42,18 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.SetOutput(stderr)
 	// Everything from the child command on is the child's, flags included.
 	fs.SetInterspersed(false)
-	f.maxBody, f.maxMessage, f.maxBuffered = 32<<20, 32<<20, 256<<20
+	f.maxBody, f.maxMessage, f.maxBuffered, f.replay = 32<<20, 32<<20, 256<<20, 4<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
-	fs.StringVar(&f.authToken, "auth-token", "", "bearer `token` clients must send (env MCP_BRIDGE_AUTH_TOKEN)")
+	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "allow a non-loopback --listen without --auth-token")
 	fs.StringArrayVar(&f.origins, "allowed-origin", nil, "browser `origin` to accept, e.g. https://app.example.com (repeatable; loopback origins are always accepted)")
 	fs.StringVar(&f.sessionMode, "session-mode", "auto", "legacy (2025) sessions: auto|per-session (a child per session) or shared (one child for all)")
+	fs.StringVar(&f.childPer, "child-per", "shared", "whom a child serves modern (2026-07-28) clients for: shared (one child for all; a legacy-only child is told of no client capability)|principal (one child per bearer token, told of roots/sampling/elicitation)")
 	fs.StringVar(&f.childProto, "child-protocol", "auto", "the child's era: auto (probe a throwaway sibling)|modern (2026-07-28 only)|legacy (2025 handshake only)")
 	fs.Var(&f.maxBody, "max-body", "largest request body in `bytes` (413 above it)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message from the child in `bytes`")
+	fs.Var(&f.replay, "replay-buffer", "per legacy session, the `bytes` of SSE events kept for resumption with Last-Event-ID (also at most 1024 events; 0 disables)")
 	fs.DurationVar(&f.keepalive, "keepalive", 15*time.Second, "SSE keepalive comment `interval` on quiet streams (0 disables)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long in-flight requests (and, with --drain-delay, 2025 sessions) may finish")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "on SIGTERM, answer /readyz with 503 but keep serving for this `duration` before refusing new work, so a load balancer moves away first (docs/deploy.md)")
@@ -93,6 +95,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	childPer, err := oneOf("--child-per", serve.ChildPer(f.childPer), serve.ChildShared, serve.ChildPerPrincipal)
+	if err != nil {
+		return err
+	}
+	tokens := splitTokens(f.authTokens)
 	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
 	if err != nil {
 		return err
@@ -110,7 +117,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--listen %q: %v", f.listen, err)
 	}
-	if !loopback && f.authToken == "" && !f.allowUnauth {
+	if !loopback && len(tokens) == 0 && !f.allowUnauth {
 		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
 	}
 	// Usage errors first: they do not depend on what is installed.
@@ -125,13 +132,15 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 			return cmd
 		},
 		Path:               f.path,
-		AuthToken:          f.authToken,
+		AuthTokens:         tokens,
+		ChildPer:           childPer,
 		AllowedOrigins:     f.origins,
 		CheckHost:          loopback,
 		SessionMode:        mode,
 		ChildProtocol:      childProto,
 		MaxBody:            int64(f.maxBody),
 		MaxMessageSize:     int(f.maxMessage),
+		ReplayBuffer:       offIfZero(int(f.replay)),
 		Keepalive:          offIfZero(f.keepalive),
 		SessionIdleTimeout: offIfZero(f.idle),
 		MaxSessions:        f.maxSessions,
@@ -165,7 +174,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	h.Start()
 	log.Info().Str("url", "http://"+ln.Addr().String()+f.path).Strs("command", child).
-		Bool("auth", f.authToken != "").Msg("mcp-bridge serving")
+		Int("auth_tokens", len(tokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -192,6 +201,20 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	srv.Close()
 	log.Info().Msg("mcp-bridge stopped")
 	return runErr
+}
+
+// splitTokens accepts comma-separated tokens in each value (the form the
+// environment variable can carry); RFC 6750 tokens contain no comma.
+func splitTokens(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // isLoopbackAddr reports whether a listen address binds only loopback

@@ -16,9 +16,10 @@ import (
 // of server-everything 2026.8.31 over stdio, which speaks only the 2025
 // handshake: the bridge translates. The same checks as the TS v2 client:
 // discover, tools, progress, listen notifications after a list change, and
-// sampling and elicitation through input_required.
+// sampling and elicitation through input_required (which needs a child per
+// principal: a child shared by all is offered no client capability).
 func TestGoSDKModernClientToLegacyServerEverything(t *testing.T) {
-	b := startBridge(t, serveOpts{Child: serverEverythingStdio()})
+	b := startBridge(t, serveOpts{Child: serverEverythingStdio(), Flags: []string{"--child-per", "principal"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 

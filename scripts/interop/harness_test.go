@@ -179,6 +179,7 @@ type serveOpts struct {
 	Flags []string // extra serve flags, e.g. --session-mode shared
 	Child []string // the stdio MCP server command
 	Dir   string   // working directory (default scripts/interop)
+	Env   []string // extra environment (KEY=value), e.g. MCP_BRIDGE_AUTH_TOKEN
 	// NoWait: return once the port accepts connections, without waiting
 	// for /readyz (to test what clients see while the child starts).
 	NoWait bool
@@ -207,7 +208,7 @@ func startBridge(t *testing.T, o serveOpts) *bridge {
 		argv = append(argv, o.Flags...)
 		argv = append(argv, "--")
 		argv = append(argv, o.Child...)
-		p := startProc(t, "mcp-bridge", filepath.Join(art, fmt.Sprintf("%s-%d.log", prefix, attempt)), dir, argv...)
+		p := startProcEnv(t, "mcp-bridge", filepath.Join(art, fmt.Sprintf("%s-%d.log", prefix, attempt)), dir, o.Env, argv...)
 		b.proc, b.base = p, "http://"+addr
 		b.URL = b.base + "/mcp"
 		if o.NoWait {

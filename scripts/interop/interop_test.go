@@ -343,9 +343,11 @@ func checkModern(t *testing.T, r *driverResult) {
 // it performs the initialize handshake itself, answers server/discover,
 // adds resultType, and turns the child's server→client requests (sampling,
 // elicitation) into input_required rounds, which the v2 SDK fulfils with
-// its handlers. The client must never see a JSON-RPC request.
+// its handlers (with a child per principal: a child shared by all is
+// offered no client capability). The client must never see a JSON-RPC
+// request.
 func TestTSv2ModernClientToLegacyServerEverything(t *testing.T) {
-	b := startBridge(t, serveOpts{Child: serverEverythingStdio()})
+	b := startBridge(t, serveOpts{Child: serverEverythingStdio(), Flags: []string{"--child-per", "principal"}})
 	r := runDriver(t, "ts-v2-client.mjs", "--url", b.URL,
 		"--expect-version", "2026-07-28",
 		"--discover", "--list",

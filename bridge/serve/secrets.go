@@ -1,0 +1,72 @@
+package serve
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// ErrTokenInChild is returned by New when the child's command line carries
+// an inbound bearer token.
+var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value")
+
+// secretEnv are the variables through which the bridge itself receives
+// credentials: the inbound token serve checks and the outbound token
+// connect sends. A child inherits the bridge's environment, and a server
+// that echoes its environment (server-everything's get-env tool does)
+// would hand them to any caller.
+var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN"}
+
+// command returns a fresh child command whose environment holds no
+// credential of the bridge's. It is the one place every child (shared,
+// per session, per principal, probe sibling) is built, so the scrub cannot
+// be missed by a new kind of child.
+func (h *Handler) command() *exec.Cmd {
+	cmd := h.cfg.Command()
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ() // what exec would otherwise inherit
+	}
+	cmd.Env = scrubEnv(env, h.cfg.tokens())
+	return cmd
+}
+
+// scrubEnv drops the secret variables and any variable whose value holds
+// one of the inbound tokens (an operator's own MY_TOKEN=... copy of it).
+func scrubEnv(env, tokens []string) []string {
+	out := make([]string, 0, len(env))
+next:
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		for _, s := range secretEnv {
+			if envNameEqual(name, s) {
+				continue next
+			}
+		}
+		for _, t := range tokens {
+			if strings.Contains(val, t) {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// checkChildArgs refuses a child command line that carries an inbound
+// token: argv is visible to every local user (ps) and to the child.
+func checkChildArgs(cfg *Config) error {
+	tokens := cfg.tokens()
+	if len(tokens) == 0 {
+		return nil
+	}
+	for _, a := range cfg.Command().Args {
+		for _, t := range tokens {
+			if strings.Contains(a, t) {
+				return ErrTokenInChild
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// testChildEnv selects the test binary's stdio child mode (see TestMain).
+const testChildEnv = "SERVE_TEST_CHILD"
+
+// testChild returns a command that runs this test binary as a tiny legacy
+// (2025) stdio MCP server with the tools the isolation tests need:
+//
+//   - env: the process environment, one variable per line;
+//   - get-roots: the client's roots, asked for once per connection with
+//     roots/list and cached, as 2025-era servers do (server-everything);
+//   - ask-roots: asks roots/list every time, offered or not (a server that
+//     ignores the negotiated capabilities), and returns the answer.
+func testChild(extraEnv ...string) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(append(os.Environ(), testChildEnv+"=legacy"), extraEnv...)
+		return cmd
+	}
+}
+
+// runTestChild is the child's main loop: one connection on stdin/stdout.
+func runTestChild() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	text := func(id json.RawMessage, s string) {
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": s}}}})
+	}
+	var (
+		rootsCap bool
+		cached   string
+		asks     int
+		waiting  = map[string]struct {
+			call  json.RawMessage
+			cache bool
+		}{}
+	)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string                     `json:"protocolVersion"`
+				Capabilities    map[string]json.RawMessage `json:"capabilities"`
+				Name            string                     `json:"name"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil {
+			continue
+		}
+		if m.Method == "" && m.ID != nil { // a response to one of our asks
+			w, ok := waiting[string(m.ID)]
+			if !ok {
+				continue
+			}
+			delete(waiting, string(m.ID))
+			answer := string(m.Result)
+			if m.Error != nil {
+				answer = "error: " + string(m.Error)
+			}
+			if w.cache && m.Error == nil {
+				cached = answer
+			}
+			text(w.call, answer)
+			continue
+		}
+		if m.ID == nil {
+			continue // a notification
+		}
+		switch m.Method {
+		case "initialize":
+			v := m.Params.ProtocolVersion
+			if !slices.Contains(legacyVersions, v) {
+				v = "2025-06-18"
+			}
+			_, rootsCap = m.Params.Capabilities["roots"]
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+				"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "serve-test-child", "version": "1"}}})
+		case "ping":
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+		case "tools/list":
+			var tools []any
+			for _, n := range []string{"env", "get-roots", "ask-roots"} {
+				tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
+			}
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}})
+		case "tools/call":
+			switch m.Params.Name {
+			case "env":
+				text(m.ID, strings.Join(os.Environ(), "\n"))
+			case "get-roots", "ask-roots":
+				cache := m.Params.Name == "get-roots"
+				switch {
+				case cache && cached != "":
+					text(m.ID, cached)
+				case cache && !rootsCap:
+					text(m.ID, "no roots capability")
+				default:
+					asks++
+					id := fmt.Sprintf(`"roots-%d"`, asks)
+					waiting[id] = struct {
+						call  json.RawMessage
+						cache bool
+					}{m.ID, cache}
+					send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "roots/list"})
+				}
+			default:
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32602, "message": "unknown tool"}})
+			}
+		default:
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
+		}
+	}
+	return 0
+}
