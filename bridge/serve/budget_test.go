@@ -156,7 +156,9 @@ func sinkChild(t *testing.T, h *Handler) *childConn {
 // keeps at most maxRoundInputs requests open; the rest are refused to the
 // child instead of piling up in the bridge.
 func TestInputRoundBoundedForLegacyChild(t *testing.T) {
-	h, err := New(Config{Command: commandFor("true")})
+	// Per principal: a child shared by everyone is offered no client
+	// capability and may ask nothing at all (TestModernClientsRootsNotShared).
+	h, err := New(Config{Command: commandFor("true"), ChildPer: ChildPerPrincipal})
 	if err != nil {
 		t.Fatal(err)
 	}
