@@ -22,8 +22,9 @@ n=$(find "$tmp/a" -name 'mcp-bridge_*.tar.gz' -o -name 'mcp-bridge_*.zip' | wc -
 [ "$(wc -l <"$tmp/a/SHA256SUMS")" -eq 6 ] || fail "SHA256SUMS does not list 6 files"
 (cd "$tmp/a" && sha256sum -c --quiet SHA256SUMS) || fail "sha256sum -c rejected SHA256SUMS"
 for arch in amd64 arm64; do
-	unzip -l "$tmp"/a/mcp-bridge_*_windows_$arch.zip | grep -q '/mcp-bridge\.exe$' ||
-		fail "the windows/$arch zip holds no mcp-bridge.exe"
+	# (the listing is read whole: grep -q quitting early would fail the pipe)
+	names=$(unzip -Z1 "$tmp"/a/mcp-bridge_*_windows_$arch.zip)
+	grep -q '/mcp-bridge\.exe$' <<<"$names" || fail "the windows/$arch zip holds no mcp-bridge.exe"
 done
 
 host=$(go env GOOS)_$(go env GOARCH)
