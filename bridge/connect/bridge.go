@@ -489,7 +489,7 @@ func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what str
 	if err != nil {
 		// Also reached once per server request the bridge answers (a ping
 		// flood on the GET stream), hence limited.
-		b.warns.notAccepted.event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
+		b.warns.notAccepted.Event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
 		return err
 	}
 	// A server may still answer with a stream (some do for notifications):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -313,31 +314,10 @@ func TestHostileRemoteWarningsRateLimited(t *testing.T) {
 	elapsed := time.Since(start)
 	n := strings.Count(log.String(), `"level":"warn"`)
 	// One line per kind and period; three kinds here.
-	if limit := 3 * (1 + int(elapsed/warnPeriod)); n == 0 || n > limit {
+	if limit := 3 * (1 + int(elapsed/ratelog.Period)); n == 0 || n > limit {
 		t.Errorf("%d warnings for %d bad messages in %v, want 1..%d:\n%s", n, junk, elapsed, limit, log.String())
 	}
 	t.Logf("%d warning lines for %d bad messages in %v", n, junk, elapsed)
-}
-
-// The line after held-back ones says how many were held back.
-func TestLimitedCountsSuppressed(t *testing.T) {
-	var buf bytes.Buffer
-	log := zerolog.New(&buf)
-	var l limited
-	for range 100 {
-		l.event(&log, zerolog.WarnLevel).Msg("bad")
-	}
-	if n := strings.Count(buf.String(), "\n"); n != 1 {
-		t.Fatalf("%d lines for 100 events within a period, want 1", n)
-	}
-	l.mu.Lock()
-	l.next = time.Time{} // the period is over
-	l.mu.Unlock()
-	buf.Reset()
-	l.event(&log, zerolog.WarnLevel).Msg("bad")
-	if !strings.Contains(buf.String(), `"suppressed":99`) {
-		t.Errorf("line after the period: %s, want suppressed 99", buf.String())
-	}
 }
 
 // syncBuffer is a bytes.Buffer safe for the bridge's goroutines.
@@ -404,7 +384,7 @@ func TestPingFloodWarningsRateLimited(t *testing.T) {
 	waitFor(t, "every ping answered", func() bool { return refused.Load() == pings })
 	elapsed := time.Since(start)
 	n := strings.Count(log.String(), "remote did not accept")
-	if limit := 1 + int(elapsed/warnPeriod); n == 0 || n > limit {
+	if limit := 1 + int(elapsed/ratelog.Period); n == 0 || n > limit {
 		t.Errorf("%d warnings for %d refused answers in %v, want 1..%d", n, pings, elapsed, limit)
 	}
 	t.Logf("%d warning lines for %d refused answers in %v", n, pings, elapsed)

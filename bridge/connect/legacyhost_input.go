@@ -132,7 +132,7 @@ func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]in
 	for _, k := range slices.Sorted(maps.Keys(reqs)) {
 		r := reqs[k]
 		if !caps.Allows(r.Method) {
-			b.warns.undeclared.event(&b.log, zerolog.WarnLevel).Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")
+			b.warns.undeclared.Event(&b.log, zerolog.WarnLevel).Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")
 			continue
 		}
 		a := ask{key: k, id: string(b.mintID("input")), ch: make(chan []byte, 1)}

@@ -90,7 +90,7 @@ func (t *toolCache) absorb(b *Bridge, m *wire.Message) []byte {
 		if schema, ok := wire.Field(m.Raw, e, "inputSchema"); ok {
 			bs, err = wire.ToolBindings(m.Bytes(schema))
 			if err != nil {
-				b.warns.badTool.event(&b.log, zerolog.WarnLevel).Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
+				b.warns.badTool.Event(&b.log, zerolog.WarnLevel).Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
 				continue
 			}
 		}
@@ -180,7 +180,7 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 			}
 		}
 		wait := bo.NextBackOff()
-		b.warns.listenBroke.event(&b.log, zerolog.InfoLevel).Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
+		b.warns.listenBroke.Event(&b.log, zerolog.InfoLevel).Dur("in", wait).Msg("subscriptions/listen stream broke; re-establishing")
 		if !sleepCtx(ctx, wait) {
 			return
 		}

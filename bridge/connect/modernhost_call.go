@@ -248,7 +248,7 @@ func (c *call) allows(method string) bool {
 // refuse answers a server request the host cannot get: an elicitation is
 // declined, which every server must handle; anything else gets an error.
 func (h *modernHost) refuse(sr serverReq, why string) {
-	h.b.warns.refused.event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	h.b.warns.refused.Event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
 	if sr.method == "elicitation/create" {
 		h.answerRemote(sr, []byte(`{"action":"decline"}`), 0, "")
 		return

@@ -45,13 +45,13 @@ func (b *Bridge) route(msg []byte, src source) (final bool) {
 	// own.
 	elems, err := batchElements(msg)
 	if err != nil || len(elems) == 0 {
-		b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent an empty or malformed batch; dropped")
+		b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent an empty or malformed batch; dropped")
 		return false
 	}
 	for _, e := range elems {
 		el := msg[e.Start:e.End]
 		if firstByte(el) == '[' {
-			b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(el)).Msg("remote sent a batch inside a batch; dropped")
+			b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(el)).Msg("remote sent a batch inside a batch; dropped")
 			continue
 		}
 		if b.routeOne(el, src) {
@@ -75,7 +75,7 @@ func (b *Bridge) remoteJSON(msg []byte) bool {
 	if len(msg) > validateUpTo || json.Valid(msg) {
 		return true
 	}
-	b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent something that is not JSON; dropped")
+	b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent something that is not JSON; dropped")
 	return false
 }
 
@@ -88,7 +88,7 @@ func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
 	}
 	var m wire.Message
 	if err := wire.Parse(msg, &m); err != nil {
-		b.warns.badMessage.event(&b.log, zerolog.WarnLevel).Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
+		b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Err(err).Int("bytes", len(msg)).Msg("remote sent something that is not a JSON-RPC message; dropped")
 		return false
 	}
 	if m.Kind == wire.KindResponse {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"math"
 	"net/http"
 	"strconv"
@@ -41,7 +42,7 @@ const (
 // so the message stays charged until the write ends.
 type limits struct {
 	log  zerolog.Logger
-	warn *warner
+	warn *ratelog.Kinds
 
 	maxInflight int64
 	inflight    atomic.Int64 // calls registered at any child
@@ -54,7 +55,7 @@ type limits struct {
 	holding  map[*sink]bool // streams holding bytes (charged > 0)
 }
 
-func newLimits(cfg *Config, log zerolog.Logger, warn *warner) *limits {
+func newLimits(cfg *Config, log zerolog.Logger, warn *ratelog.Kinds) *limits {
 	return &limits{
 		log: log, warn: warn,
 		maxInflight: cfg.maxInflight(),
@@ -85,7 +86,7 @@ func (h *Handler) admit(w http.ResponseWriter, id []byte) bool {
 	default:
 		return true
 	}
-	h.warn.event(h.log, "busy").Str("reason", why).Msg("request refused with 503")
+	h.warn.Warn(h.log, "busy").Str("reason", why).Msg("request refused with 503")
 	w.Header().Set("Retry-After", "1")
 	writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, why, nil)
 	return false
@@ -182,7 +183,7 @@ func (l *limits) cutAll(victims []*sink) {
 		l.mu.Lock()
 		held := v.charged
 		l.mu.Unlock()
-		l.warn.event(l.log, "stream_cut").Int64("held_bytes", held).Int64("max_buffered", l.maxBuffered).
+		l.warn.Warn(l.log, "stream_cut").Int64("held_bytes", held).Int64("max_buffered", l.maxBuffered).
 			Msg("bytes held for clients over --max-buffered; the stream holding the most was cut")
 		v.cut()
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,7 +22,7 @@ import (
 
 func testLimits(maxBuffered, perStream int64) *limits {
 	cfg := Config{MaxBuffered: maxBuffered, MaxMessageSize: int(perStream)}
-	return newLimits(&cfg, zerolog.Nop(), &warner{})
+	return newLimits(&cfg, zerolog.Nop(), &ratelog.Kinds{})
 }
 
 func budgetSink(l *limits, want int) (*sink, *atomic.Int32) {

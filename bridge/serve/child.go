@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,8 +72,8 @@ type childConn struct {
 	ids   *atomic.Int64
 	owner owner
 	log   zerolog.Logger
-	lim   *limits // counts the calls in flight; nil outside a Handler
-	warn  *warner // rate-limits warnings about the child's output
+	lim   *limits        // counts the calls in flight; nil outside a Handler
+	warn  *ratelog.Kinds // rate-limits warnings about the child's output
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -229,7 +230,7 @@ func (c *childConn) cancel(cl *call, reason string) {
 func (c *childConn) onMessage(raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
-		c.warn.event(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
+		c.warn.Warn(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
 	switch m.Kind {
@@ -272,7 +273,7 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 		// stream's bound; only the final response is always kept.
 		if m.Kind != wire.KindResponse && cl.heldBytes+len(m.Raw) > c.perStream() {
 			cl.mu.Unlock()
-			c.warn.event(c.log, "held_full").Int64("child_id", cl.childID).Msg("suspended call holds too much; child message dropped")
+			c.warn.Warn(c.log, "held_full").Int64("child_id", cl.childID).Msg("suspended call holds too much; child message dropped")
 			return
 		}
 		cl.held = append(cl.held, clone(m.Raw))

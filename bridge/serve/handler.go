@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"io"
 	"net/http"
 	"strings"
@@ -28,10 +29,10 @@ type Handler struct {
 	cfg   Config
 	log   zerolog.Logger
 	guard *guard
-	ids   atomic.Int64 // child-side ids, unique across all children
-	ka    *clock       // keepalive ticks for every stream; nil if disabled
-	warn  *warner      // rate limit of repeated warnings
-	lim   *limits      // budgets shared by every stream and child
+	ids   atomic.Int64   // child-side ids, unique across all children
+	ka    *clock         // keepalive ticks for every stream; nil if disabled
+	warn  *ratelog.Kinds // rate limit of repeated warnings
+	lim   *limits        // budgets shared by every stream and child
 
 	shared     *sharedChild
 	principals principalChildren // ChildPerPrincipal: the other children
@@ -61,7 +62,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		guard:    newGuard(&cfg),
-		warn:     &warner{},
+		warn:     &ratelog.Kinds{},
 		closing:  make(chan struct{}),
 		draining: make(chan struct{}),
 		refusing: make(chan struct{}),
@@ -222,7 +223,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &mbe):
 			writeError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest, "Request body exceeds the limit", nil)
 		case errors.Is(err, errBodyStalled):
-			h.warn.event(h.log, "body_stalled").Dur("read_timeout", h.cfg.readTimeout()).Msg("request body stalled; request dropped")
+			h.warn.Warn(h.log, "body_stalled").Dur("read_timeout", h.cfg.readTimeout()).Msg("request body stalled; request dropped")
 			writeError(w, http.StatusRequestTimeout, nil, wire.CodeInvalidRequest, "Request body stalled", nil)
 		default:
 			h.log.Debug().Err(err).Msg("reading request body")

@@ -170,14 +170,14 @@ func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
 func (l *legacyShared) childRequest(c *childConn, m *wire.Message) {
 	s := l.owner()
 	if s == nil {
-		c.warn.event(c.log, "unattributed_request").Str("method", m.Method).Msg("shared child asked a client while several sessions are in flight; refused (use --session-mode per-session)")
+		c.warn.Warn(c.log, "unattributed_request").Str("method", m.Method).Msg("shared child asked a client while several sessions are in flight; refused (use --session-mode per-session)")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError,
 			"mcp-bridge: "+m.Method+" cannot be attributed to one client of a shared child; run the bridge with --session-mode per-session", nil))
 		return
 	}
 	msg := l.asks.mint(s, m)
 	if msg == nil {
-		c.warn.event(c.log, "too_many_asks").Str("method", m.Method).Int("unanswered", maxAsks).Msg("shared child has too many unanswered server-to-client requests; refused")
+		c.warn.Warn(c.log, "too_many_asks").Str("method", m.Method).Int("unanswered", maxAsks).Msg("shared child has too many unanswered server-to-client requests; refused")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many unanswered server-to-client requests", nil))
 		return
 	}

@@ -64,7 +64,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		// in reach of another. 2025-11-25 lifecycle §Operation: both
 		// parties "MUST ... Only use capabilities that were successfully
 		// negotiated".
-		c.warn.event(c.log, "not_offered").Str("method", m.Method).Msg("shared child asked a client for something it was not offered; refused (see --child-per principal)")
+		c.warn.Warn(c.log, "not_offered").Str("method", m.Method).Msg("shared child asked a client for something it was not offered; refused (see --child-per principal)")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "mcp-bridge: clients of a shared child take no "+m.Method+" (run the bridge with --child-per principal)", nil))
 		return
 	}
@@ -73,7 +73,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		// stdio gives no link from this request to the call that caused it;
 		// with several candidates a guess could show one client's prompt to
 		// another.
-		ss.s.h.warn.event(c.log, "unattributed_request").Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
+		ss.s.h.warn.Warn(c.log, "unattributed_request").Str("method", m.Method).Msg("server-to-client request with no single call to attribute it to; refused")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot tell which client this "+m.Method+" is for", nil))
 		return
 	}
@@ -102,7 +102,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 	}
 	if len(sp.asks) >= maxRoundInputs || sp.bytes+len(params) > c.perStream() {
 		ss.mu.Unlock()
-		ss.s.h.warn.event(c.log, "round_full").Str("method", m.Method).Msg("too many input requests open for one call; refused")
+		ss.s.h.warn.Warn(c.log, "round_full").Str("method", m.Method).Msg("too many input requests open for one call; refused")
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many input requests open for this call", nil))
 		return
 	}

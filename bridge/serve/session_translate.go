@@ -165,7 +165,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		tr.mu.Lock()
 		if len(keys) > maxRoundInputs || len(tr.inputs)+len(keys) > maxOpenInputs {
 			tr.mu.Unlock()
-			s.t.h.warn.event(s.log, "round_full").Int("inputs", len(keys)).Msg("input_required asks for too many inputs; call failed")
+			s.t.h.warn.Warn(s.log, "round_full").Int("inputs", len(keys)).Msg("input_required asks for too many inputs; call failed")
 			s.finishCall(origID, wire.ErrorResponse(origID, wire.CodeInternalError, "mcp-bridge: the server asked for too many inputs at once", nil))
 			return true
 		}

@@ -484,7 +484,7 @@ func (s *session) route(msg []byte, related bool) {
 	s.backlogLen += len(msg)
 	s.mu.Unlock()
 	if dropped > 0 {
-		s.t.h.warn.event(s.log, "backlog_full").Int("dropped", dropped).Msg("session backlog full; oldest server messages dropped")
+		s.t.h.warn.Warn(s.log, "backlog_full").Int("dropped", dropped).Msg("session backlog full; oldest server messages dropped")
 	}
 }
 

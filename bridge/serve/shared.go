@@ -377,7 +377,7 @@ func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 		s.mrtr.childRequest(c, m)
 		return
 	}
-	s.h.warn.event(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
+	s.h.warn.Warn(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
 		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))
 }
@@ -410,7 +410,7 @@ func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 	return stdiohost.Options{
 		OnMessage: conn.onMessage,
 		OnBadLine: func(err error) {
-			h.warn.event(conn.log, "long_line").Err(err).Msg("child stdout line skipped")
+			h.warn.Warn(conn.log, "long_line").Err(err).Msg("child stdout line skipped")
 		},
 		MaxMessageSize: h.cfg.MaxMessageSize,
 		TerminateDelay: h.cfg.TerminateDelay,

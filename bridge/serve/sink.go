@@ -46,7 +46,7 @@ func (s *sink) push(msg []byte, final bool) bool {
 	ok, victims := s.lim.charge(s, len(msg))
 	if !ok {
 		s.mu.Unlock()
-		s.lim.warn.event(s.lim.log, "stream_overrun").Int64("max_bytes", s.lim.perStream).
+		s.lim.warn.Warn(s.lim.log, "stream_overrun").Int64("max_bytes", s.lim.perStream).
 			Msg("client reads too slowly: its stream's queue is full; stream cut")
 		s.cut()
 		return true
