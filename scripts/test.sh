@@ -48,6 +48,8 @@ fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./httpclient FuzzParseEvent
+fuzz ./httpclient/oauth FuzzParseChallenges
+fuzz ./httpclient/oauth FuzzParseMetadata
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 
