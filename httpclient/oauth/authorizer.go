@@ -106,14 +106,9 @@ func (e *LoginError) Error() string {
 	return fmt.Sprintf("oauth: login to %s failed: %v", e.Server, e.Err)
 }
 
-// Unwrap exposes only ErrLogin, and context errors; see the type comment.
-func (e *LoginError) Unwrap() []error {
-	out := []error{ErrLogin}
-	if errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, context.Canceled) {
-		out = append(out, e.Err)
-	}
-	return out
-}
+// Unwrap exposes only ErrLogin (see the type comment): not even a
+// context error, since the login's own timeout is not the request's.
+func (e *LoginError) Unwrap() error { return ErrLogin }
 
 // Cause returns the underlying error.
 func (e *LoginError) Cause() error { return e.Err }
@@ -342,7 +337,7 @@ func (a *Authorizer) Handle(ctx context.Context, gen uint64, status int, h http.
 
 	t0 := time.Now()
 	lctx, cancel := context.WithTimeout(a.ctx, a.cfg.Timeout)
-	g, err := a.renew(lctx, status, ch, failed)
+	g, err := a.renew(lctx, status, ch, failed, false)
 	cancel()
 	if err != nil && !errors.Is(err, ErrLogin) {
 		err = &LoginError{Server: a.server, Err: err}
@@ -368,7 +363,7 @@ func (a *Authorizer) Handle(ctx context.Context, gen uint64, status int, h http.
 
 // renew does the work of Handle under the in-process and cross-process
 // locks.
-func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed string) (*Grant, error) {
+func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed string, force bool) (*Grant, error) {
 	disc, err := a.discovery(ctx, ch)
 	if err != nil {
 		return nil, err
@@ -392,7 +387,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 		rec.Grants = []Grant{*a.grant}
 	}
 	g := a.pick(rec, issuer)
-	if g != nil && g.Token.AccessToken != "" && g.Token.AccessToken != failed && !g.Token.expired(a.now()) &&
+	if !force && g != nil && g.Token.AccessToken != "" && g.Token.AccessToken != failed && !g.Token.expired(a.now()) &&
 		(status != http.StatusForbidden || coversScopes(g.Token.Scopes, scopes)) {
 		// Another process logged in while this one waited for the lock.
 		a.cfg.Logger.Info().Str("issuer", issuer).Msg("oauth: using the token another mcp-bridge process obtained")
@@ -404,7 +399,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	resource := a.resource(disc)
 	g.Resource = resource
 
-	if status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant == GrantAuthorizationCode {
+	if !force && status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant == GrantAuthorizationCode {
 		t, err := a.refresh(ctx, disc.Server, g, resource)
 		if err == nil {
 			g.Token = *t
