@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -171,6 +172,20 @@ func (a *Authorizer) legacyServerMetadata(ctx context.Context, endpoint *url.URL
 		}
 		if m, err := ParseServerMetadata(b, base+"/"); err == nil {
 			return m, nil
+		}
+		// 2025-03-26 predates the issuer rule of later revisions, and its
+		// servers publish at their own origin metadata naming a separate
+		// authorization server. The document comes from the MCP server
+		// itself, the party a client already trusts to name its
+		// authorization server, so it is used with the issuer it states.
+		var doc struct {
+			Issuer string `json:"issuer"`
+		}
+		if json.Unmarshal(b, &doc) == nil && httpURL(doc.Issuer) {
+			if m, err := ParseServerMetadata(b, doc.Issuer); err == nil {
+				a.cfg.Logger.Debug().Str("issuer", m.Issuer).Msg("oauth: 2025-03-26 metadata at the server's origin names another issuer; using it")
+				return m, nil
+			}
 		}
 	}
 	return &ServerMetadata{

@@ -27,16 +27,21 @@
 //   auth/*                          direct: the everything-client's OAuth client (the SDK's
 //                                   auth() with an in-memory provider that follows the
 //                                   authorization redirect itself; client credentials with the
-//                                   SDK's providers; cross-app access by hand); bridge: only the
-//                                   flows whose token does not depend on the MCP endpoint's own
-//                                   401 challenge (auth/client-credentials-*,
-//                                   auth/cross-app-access-complete-flow): the token is obtained
-//                                   first, as a deployment would, and handed to
-//                                   `mcp-bridge connect --bearer-token`. The others exit 3
-//                                   ("not applicable through connect").
+//                                   SDK's providers; cross-app access by hand); bridge:
+//                                   connect's own OAuth client (--oauth-browser
+//                                   $MCP_INTEROP_BROWSER, a program that follows the redirect to
+//                                   the loopback callback; a fresh token store per run via
+//                                   XDG_CONFIG_HOME; --log-level trace), with the same client
+//                                   identity the direct client has: the CIMD URL, the
+//                                   pre-registered id (secret in MCP_BRIDGE_OAUTH_CLIENT_SECRET),
+//                                   --oauth-grant client_credentials with a secret or
+//                                   --oauth-client-key. Cross-app access: the host does the
+//                                   IdP → ID-JAG → jwt-bearer exchange (connect has no such
+//                                   grant) and hands the token over with --bearer-token.
 // Exit 0 on success. Logs go to stderr.
 
-import { writeFileSync, openSync } from 'node:fs';
+import { writeFileSync, openSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -46,7 +51,6 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextp
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseFlags, log, errInfo } from './lib/common.mjs';
 
-const NOT_APPLICABLE = 3;
 const CIMD_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 const REQUEST_TIMEOUT = 20000;
 
@@ -58,7 +62,7 @@ const serverUrl = positionals[positionals.length - 1];
 // Transports
 
 /** bridgeTransport launches `mcp-bridge connect` for url, its log to a file. */
-function bridgeTransport(url, extraArgs = []) {
+function bridgeTransport(url, extraArgs = [], extraEnv = {}) {
     const bin = process.env.MCP_INTEROP_BRIDGE;
     if (!bin) throw new Error('--via bridge needs MCP_INTEROP_BRIDGE (the mcp-bridge binary)');
     const dir = process.env.MCP_INTEROP_BRIDGE_LOG_DIR;
@@ -66,6 +70,7 @@ function bridgeTransport(url, extraArgs = []) {
     const stderr = base ? openSync(base + '.log', 'a') : 'inherit';
     const env = {};
     for (const [k, v] of Object.entries(process.env)) if (k === 'GORACE') env[k] = v;
+    Object.assign(env, extraEnv);
     const args = ['connect', '--log-level', 'debug', ...extraArgs, url];
     log('launching', bin, args.map(a => (a.startsWith('ey') || a.length > 40 ? '<redacted>' : a)).join(' '));
     const t = new StdioClientTransport({ command: bin, args, stderr, env });
@@ -265,16 +270,25 @@ function context() {
 }
 
 async function runAuthCode(url) {
-    if (f.via === 'bridge') return notApplicable();
     const client = new Client({ name: 'test-auth-client', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'bridge') {
+        // connect's own OAuth client, with the same Client ID Metadata
+        // Document URL the direct client offers.
+        await listAndCall(client, bridgeTransport(url, [...oauthArgs(), '--oauth-client-metadata-url', CIMD_CLIENT_METADATA_URL], oauthEnv()));
+        return;
+    }
     const provider = newProvider('test-auth-client', CIMD_CLIENT_METADATA_URL);
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { fetch: oauthFetch(provider, new URL(url)) }));
 }
 
 async function runPreRegistration(url) {
-    if (f.via === 'bridge') return notApplicable();
     const ctx = context();
     const client = new Client({ name: 'conformance-pre-registration', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'bridge') {
+        const t = bridgeTransport(url, [...oauthArgs(), '--oauth-client-id', ctx.client_id], oauthEnv({ MCP_BRIDGE_OAUTH_CLIENT_SECRET: ctx.client_secret }));
+        await listAndCall(client, t, { call: false });
+        return;
+    }
     const provider = newProvider('conformance-pre-registration');
     provider.saveClientInformation({ client_id: ctx.client_id, client_secret: ctx.client_secret, redirect_uris: ['http://localhost:3000/callback'] });
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { fetch: oauthFetch(provider, new URL(url)) }), { call: false });
@@ -288,12 +302,17 @@ async function runClientCredentials(url) {
             : new ClientCredentialsProvider({ clientId: ctx.client_id, clientSecret: ctx.client_secret });
     const client = new Client({ name: `conformance-${scenario.slice(5)}`, version: '1.0.0' }, { capabilities: {} });
     if (f.via === 'bridge') {
-        // The token first (discovery + client_credentials grant, no MCP
-        // request involved), then the MCP session through the bridge.
-        const result = await auth(provider, { serverUrl: url });
-        if (result !== 'AUTHORIZED') throw new Error(`client credentials: ${result}`);
-        const token = (await provider.tokens()).access_token;
-        await listAndCall(client, bridgeTransport(url, ['--bearer-token', token]), { call: false });
+        // connect's own client_credentials grant: a secret (env) or a key file.
+        const args = [...oauthArgs(), '--oauth-grant', 'client_credentials', '--oauth-client-id', ctx.client_id];
+        const extraEnv = oauthEnv();
+        if (scenario === 'auth/client-credentials-jwt') {
+            const keyFile = path.join(extraEnv.XDG_CONFIG_HOME, 'client-key.pem');
+            writeFileSync(keyFile, ctx.private_key_pem, { mode: 0o600 });
+            args.push('--oauth-client-key', keyFile, '--oauth-client-key-alg', ctx.signing_algorithm || 'ES256');
+        } else {
+            extraEnv.MCP_BRIDGE_OAUTH_CLIENT_SECRET = ctx.client_secret;
+        }
+        await listAndCall(client, bridgeTransport(url, args, extraEnv), { call: false });
         return;
     }
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }), { call: false });
@@ -347,14 +366,18 @@ async function mustFetch(url, init) {
     return res;
 }
 
-function notApplicable() {
-    log(
-        `${scenario}: not applicable through mcp-bridge connect: the authorization-code flow is driven by the MCP endpoint's own ` +
-            `401/403 challenge (WWW-Authenticate), and connect has no OAuth client — it sends a static --bearer-token and reports a 401 ` +
-            `to the host as a JSON-RPC error`
-    );
-    process.exit(NOT_APPLICABLE);
+/** connect's OAuth flags: the non-interactive browser, trace logs (the test greps them for tokens). */
+function oauthArgs() {
+    const browser = process.env.MCP_INTEROP_BROWSER;
+    if (!browser) throw new Error('--via bridge needs MCP_INTEROP_BROWSER (the testdata/browser binary)');
+    return ['--oauth-browser', browser, '--oauth-timeout', '20s', '--log-level', 'trace'];
 }
+
+/** A fresh token store per run (os.UserConfigDir reads XDG_CONFIG_HOME), plus extra variables. */
+function oauthEnv(extra = {}) {
+    return { XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), 'mcp-bridge-oauth-')), ...extra };
+}
+
 
 // ---------------------------------------------------------------------------
 
