@@ -413,6 +413,12 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 		// expired, rotated away); a new login is the way out.
 		a.cfg.Logger.Info().Str("issuer", issuer).Str("error", te.Code).Msg("oauth: refresh token rejected; logging in again")
 		g.Token = Token{}
+		if (te.Code == "invalid_client" || te.Code == "unauthorized_client") && g.Client.Source == "dynamic" {
+			// The server no longer knows the registration (a reset, an
+			// expiry): using it for the login would only show the person an
+			// error page. Register again.
+			g.Client = Client{}
+		}
 	}
 
 	var t *Token

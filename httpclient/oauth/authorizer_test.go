@@ -375,3 +375,23 @@ func TestCloseDuringLogin(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// An authorization server that forgot the dynamic registration answers the
+// refresh with invalid_client: the client registers again and logs in.
+func TestForgottenRegistration(t *testing.T) {
+	f := newFakeAS(t)
+	f.refresh = true
+	f.authMethods = []string{AuthClientSecretBasic}
+	_, hc, _ := setup(t, f, nil)
+	mustPost(t, hc, f.mcp())
+	f.locked(func() {
+		f.clients = map[string]string{}
+		f.tokens = map[string][]string{}
+	})
+	mustPost(t, hc, f.mcp())
+	f.locked(func() {
+		if f.registrations != 2 {
+			t.Errorf("registrations = %d, want 2", f.registrations)
+		}
+	})
+}

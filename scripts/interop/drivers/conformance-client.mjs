@@ -52,9 +52,11 @@ import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol
 import { parseFlags, log, errInfo } from './lib/common.mjs';
 
 const CIMD_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
-const REQUEST_TIMEOUT = 20000;
 
 const { values: f, positionals } = parseFlags({ via: { type: 'string', default: 'direct' } });
+// mcp-remote loads a 1.5 MB bundle before it reads stdin: about 10 s on a loaded 2-core
+// machine, so its requests get more time (the comparison measures behaviour, not start-up).
+const REQUEST_TIMEOUT = f.via === 'mcp-remote' ? 60000 : 20000;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
 const serverUrl = positionals[positionals.length - 1];
 
@@ -271,6 +273,10 @@ function context() {
 
 async function runAuthCode(url) {
     const client = new Client({ name: 'test-auth-client', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        await listAndCall(client, mcpRemoteTransport(url, ['--client-metadata-url', CIMD_CLIENT_METADATA_URL]));
+        return;
+    }
     if (f.via === 'bridge') {
         // connect's own OAuth client, with the same Client ID Metadata
         // Document URL the direct client offers.
@@ -284,6 +290,11 @@ async function runAuthCode(url) {
 async function runPreRegistration(url) {
     const ctx = context();
     const client = new Client({ name: 'conformance-pre-registration', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        const info = JSON.stringify({ client_id: ctx.client_id, client_secret: ctx.client_secret });
+        await listAndCall(client, mcpRemoteTransport(url, ['--static-oauth-client-info', info]), { call: false });
+        return;
+    }
     if (f.via === 'bridge') {
         const t = bridgeTransport(url, [...oauthArgs(), '--oauth-client-id', ctx.client_id], oauthEnv({ MCP_BRIDGE_OAUTH_CLIENT_SECRET: ctx.client_secret }));
         await listAndCall(client, t, { call: false });
@@ -301,6 +312,12 @@ async function runClientCredentials(url) {
             ? new PrivateKeyJwtProvider({ clientId: ctx.client_id, privateKey: ctx.private_key_pem, algorithm: ctx.signing_algorithm || 'ES256' })
             : new ClientCredentialsProvider({ clientId: ctx.client_id, clientSecret: ctx.client_secret });
     const client = new Client({ name: `conformance-${scenario.slice(5)}`, version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        // mcp-remote's client_credentials grant takes a secret only (no private_key_jwt).
+        const info = JSON.stringify({ client_id: ctx.client_id, client_secret: ctx.client_secret ?? '' });
+        await listAndCall(client, mcpRemoteTransport(url, ['--client-credentials', '--static-oauth-client-info', info]), { call: false });
+        return;
+    }
     if (f.via === 'bridge') {
         // connect's own client_credentials grant: a secret (env) or a key file.
         const args = [...oauthArgs(), '--oauth-grant', 'client_credentials', '--oauth-client-id', ctx.client_id];
@@ -354,7 +371,9 @@ async function runCrossAppAccess(url) {
     // Step 3: the MCP session with the access token.
     const client = new Client({ name: 'conformance-cross-app-access', version: '1.0.0' }, { capabilities: {} });
     const transport =
-        f.via === 'bridge'
+        f.via === 'mcp-remote'
+            ? mcpRemoteTransport(url, ['--header', `Authorization:Bearer ${tok.access_token}`])
+            : f.via === 'bridge'
             ? bridgeTransport(url, ['--bearer-token', tok.access_token])
             : new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${tok.access_token}` } } });
     await listAndCall(client, transport);
@@ -364,6 +383,23 @@ async function mustFetch(url, init) {
     const res = await fetch(url, init);
     if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
     return res;
+}
+
+/**
+ * mcpRemoteTransport launches mcp-remote 0.15.1 (the comparison, --via
+ * mcp-remote) for url: its browser is $BROWSER (the bundled xdg-open falls
+ * back to it without a desktop), its store a fresh MCP_REMOTE_CONFIG_DIR.
+ */
+function mcpRemoteTransport(url, extraArgs = []) {
+    const browser = process.env.MCP_INTEROP_BROWSER;
+    if (!browser) throw new Error('--via mcp-remote needs MCP_INTEROP_BROWSER');
+    const script = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
+    const dir = process.env.MCP_INTEROP_BRIDGE_LOG_DIR;
+    const stderr = dir ? openSync(path.join(dir, scenario.replace(/[^A-Za-z0-9_.-]/g, '_') + '.mcp-remote.log'), 'a') : 'inherit';
+    const env = { BROWSER: browser, MCP_REMOTE_CONFIG_DIR: mkdtempSync(path.join(tmpdir(), 'mcp-remote-')) };
+    const args = [script, url, '--allow-http', ...extraArgs];
+    log('launching mcp-remote', args.map(a => (a.length > 60 ? '<redacted>' : a)).join(' '));
+    return new StdioClientTransport({ command: process.execPath, args, stderr, env });
 }
 
 /** connect's OAuth flags: the non-interactive browser, trace logs (the test greps them for tokens). */
