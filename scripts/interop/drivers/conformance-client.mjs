@@ -258,10 +258,17 @@ function newProvider(clientName, clientMetadataUrl) {
     );
 }
 
+// Clients still open when a scenario fails (some auth scenarios expect the
+// client to fail): main closes them, so the bridge sees stdin EOF and its
+// exit is recorded like after a success.
+const openClients = new Set();
+
 async function listAndCall(client, transport, { call = true } = {}) {
+    openClients.add(client);
     await client.connect(transport, { timeout: REQUEST_TIMEOUT });
     await client.listTools(undefined, { timeout: REQUEST_TIMEOUT });
     if (call) await client.callTool({ name: 'test-tool', arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT });
+    openClients.delete(client);
     await closeAll(client);
 }
 
@@ -444,7 +451,8 @@ async function main() {
     process.exit(0);
 }
 
-main().catch(e => {
+main().catch(async e => {
     log('FAILED:', errInfo(e));
+    for (const c of openClients) await closeAll(c).catch(() => {});
     process.exit(1);
 });
