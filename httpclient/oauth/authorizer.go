@@ -255,10 +255,13 @@ func (a *Authorizer) Token(ctx context.Context) (string, uint64, error) {
 	gen := a.gen
 	a.mu.Unlock()
 	if expired {
-		// Refresh before sending rather than after a 401.
-		if err := a.Handle(ctx, gen, http.StatusUnauthorized, nil); err == nil {
-			return a.Token(ctx)
+		// Refresh before sending rather than after a 401. If that ends in a
+		// failed login, the request fails with it: sending the expired
+		// token would only start a second login.
+		if err := a.Handle(ctx, gen, http.StatusUnauthorized, nil); err != nil {
+			return "", 0, err
 		}
+		return a.Token(ctx)
 	}
 	return tok, gen, nil
 }

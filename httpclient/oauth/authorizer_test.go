@@ -395,3 +395,31 @@ func TestForgottenRegistration(t *testing.T) {
 		}
 	})
 }
+
+// A stored token past its expiry is refreshed before the request is sent:
+// the server never sees the expired token, and no browser runs.
+func TestProactiveRefresh(t *testing.T) {
+	f := newFakeAS(t)
+	f.refresh = true
+	now := time.Now()
+	clock := func() time.Time { return now }
+	var mu sync.Mutex
+	_, hc, blog := setup(t, f, func(c *Config) {
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock() }
+	})
+	mustPost(t, hc, f.mcp())
+	mu.Lock()
+	now = now.Add(2 * time.Hour) // past expires_in 3600
+	mu.Unlock()
+	var before int
+	f.locked(func() { before = len(f.tokenForms) })
+	mustPost(t, hc, f.mcp())
+	f.locked(func() {
+		if len(f.tokenForms) != before+1 || f.tokenForms[before].Get("grant_type") != "refresh_token" {
+			t.Errorf("token requests after expiry: %d", len(f.tokenForms)-before)
+		}
+	})
+	if n := browserRuns(t, blog); n != 1 {
+		t.Errorf("browser runs = %d, want 1", n)
+	}
+}
