@@ -201,9 +201,16 @@ func runClientScenario(art, bridgeLogs, driver, via, name string) *clientRun {
 		_ = os.Remove(base + ".log")
 		_ = os.Remove(base + ".exit.json")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// mcp-remote loads a large bundle before it reads stdin (about 10 s on
+	// a loaded 2-core machine): its runs get more time, since the
+	// comparison is about behaviour, not start-up.
+	clientTimeout, runTimeout := "30000", 90*time.Second
+	if via == "mcp-remote" {
+		clientTimeout, runTimeout = "90000", 150*time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	cmd := conformanceCommand(ctx, "client", "--command", env.node+" "+driver+" --via "+via, "--scenario", name, "--timeout", "30000", "-o", out)
+	cmd := conformanceCommand(ctx, "client", "--command", env.node+" "+driver+" --via "+via, "--scenario", name, "--timeout", clientTimeout, "-o", out)
 	cmd.Env = append(os.Environ(), "MCP_INTEROP_BRIDGE="+env.bridge, "MCP_INTEROP_BRIDGE_LOG_DIR="+bridgeLogs, "MCP_INTEROP_BROWSER="+env.browser)
 	t0 := time.Now()
 	b, _ := cmd.CombinedOutput()
@@ -214,7 +221,7 @@ func runClientScenario(art, bridgeLogs, driver, via, name string) *clientRun {
 		r.Exit = cmd.ProcessState.ExitCode()
 	}
 	if ctx.Err() != nil {
-		r.Output += "\n(interop: the conformance runner did not finish within 90 s)"
+		r.Output += fmt.Sprintf("\n(interop: the conformance runner did not finish within %v)", runTimeout)
 	}
 	if m := clientPassedRE.FindStringSubmatch(r.Output); m != nil {
 		r.Success, _ = strconv.Atoi(m[1])
