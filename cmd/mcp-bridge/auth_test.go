@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +79,56 @@ func TestAuthUsage(t *testing.T) {
 		if code, _, errs := runCLI(args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, code, exitUsage, errs)
 		}
+	}
+}
+
+// A static Authorization (--bearer-token or -H) turns OAuth off: the 401
+// goes to the host as a JSON-RPC error and no metadata is fetched. Without
+// one, the same 401 starts discovery.
+func TestStaticAuthorizationTurnsOAuthOff(t *testing.T) {
+	useConfigDir(t)
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path != "/mcp" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/prm"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	connect := func(extra ...string) string {
+		var out, errb bytes.Buffer
+		args := append([]string{"connect", "--protocol", "legacy", "--oauth-browser", "false", "--oauth-timeout", "5s"}, extra...)
+		run(context.Background(), append(args, srv.URL+"/mcp"), strings.NewReader(init), &out, &errb)
+		return out.String()
+	}
+	for _, flags := range [][]string{{"--bearer-token", "static"}, {"-H", "Authorization: Bearer static"}} {
+		mu.Lock()
+		paths = nil
+		mu.Unlock()
+		out := connect(flags...)
+		if !strings.Contains(out, `"error"`) || !strings.Contains(out, "401") {
+			t.Errorf("%v: stdout %s, want a JSON-RPC error about the 401", flags, out)
+		}
+		mu.Lock()
+		if slices.Contains(paths, "/prm") {
+			t.Errorf("%v: the resource metadata was fetched: OAuth is not off", flags)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	paths = nil
+	mu.Unlock()
+	out := connect()
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(paths, "/prm") || !strings.Contains(out, "login") {
+		t.Errorf("without a static credential: paths %v, stdout %s", paths, out)
 	}
 }
