@@ -174,14 +174,15 @@ func (a *Authorizer) legacyServerMetadata(ctx context.Context, endpoint *url.URL
 			return m, nil
 		}
 		// 2025-03-26 predates the issuer rule of later revisions, and its
-		// servers publish at their own origin metadata naming a separate
-		// authorization server. The document comes from the MCP server
-		// itself, the party a client already trusts to name its
-		// authorization server, so it is used with the issuer it states.
+		// servers may state an issuer with a path (http://host/oauth) in
+		// the metadata at their origin. The document comes from the MCP
+		// server itself, and the issuer is on the same origin (the
+		// revision's authorization base URL), so it is used with the
+		// issuer it states; another origin is refused.
 		var doc struct {
 			Issuer string `json:"issuer"`
 		}
-		if json.Unmarshal(b, &doc) == nil && httpURL(doc.Issuer) {
+		if json.Unmarshal(b, &doc) == nil && httpURL(doc.Issuer) && sameOrigin(doc.Issuer, base) {
 			if m, err := ParseServerMetadata(b, doc.Issuer); err == nil {
 				a.cfg.Logger.Debug().Str("issuer", m.Issuer).Msg("oauth: 2025-03-26 metadata at the server's origin names another issuer; using it")
 				return m, nil
@@ -220,3 +221,10 @@ func unionScopes(a, b []string) []string {
 
 // scopeString joins scopes for a request.
 func scopeString(s []string) string { return strings.Join(s, " ") }
+
+// sameOrigin reports whether a and b have the same scheme and host.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}

@@ -1,7 +1,9 @@
 package oauth
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"testing"
@@ -122,4 +124,39 @@ func FuzzParseMetadata(f *testing.F) {
 			t.Fatal("token response without access_token accepted")
 		}
 	})
+}
+
+// 2025-03-26: metadata at the server's origin may state an issuer with a
+// path on that origin; one on another origin is not used (the default
+// endpoints are).
+func TestLegacyOriginMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		issuerPath string // "" = another origin
+		fallback   bool
+	}{{"/oauth", false}, {"", true}} {
+		var srvURL string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/.well-known/oauth-authorization-server" {
+				http.NotFound(w, r)
+				return
+			}
+			iss := srvURL + tc.issuerPath
+			if tc.issuerPath == "" {
+				iss = "https://elsewhere.example"
+			}
+			writeJSON(w, map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token", "code_challenge_methods_supported": []string{"S256"}})
+		}))
+		srvURL = srv.URL
+		a, err := New(Config{ServerURL: srv.URL + "/mcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.discover(context.Background(), Challenge{})
+		a.Close()
+		srv.CloseClientConnections()
+		srv.Close()
+		if err != nil || d.Server.Fallback != tc.fallback {
+			t.Errorf("issuer path %q: %+v %v, want fallback %v", tc.issuerPath, d, err, tc.fallback)
+		}
+	}
 }
