@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,5 +309,71 @@ func TestOAuthTwoConnectsOneLogin(t *testing.T) {
 	}
 	if !waited {
 		t.Errorf("neither connect reports reusing the other's token")
+	}
+}
+
+// sdkRefreshServer starts drivers/oauth-refresh-server.mjs: the TS SDK's
+// mcpAuthRouter and requireBearerAuth with its demo provider extended to
+// issue (rotating) refresh tokens, since the demo provider itself issues
+// none. It returns the MCP URL and a function that POSTs to /admin/PATH.
+func sdkRefreshServer(t *testing.T) (mcpURL string, admin func(path string), p *proc) {
+	t.Helper()
+	authPort := freePort(t)
+	p, addr := startDirectEnv(t, "oauth-refresh-server",
+		func(addr string) []string {
+			return []string{"MCP_PORT=" + addr[strings.LastIndexByte(addr, ':')+1:], "MCP_AUTH_PORT=" + strconv.Itoa(authPort)}
+		},
+		func(string) []string {
+			return []string{env.node, filepath.Join(env.interopDir, "drivers", "oauth-refresh-server.mjs")}
+		})
+	if err := waitPort(p, fmt.Sprintf("127.0.0.1:%d", authPort)); err != nil {
+		t.Fatalf("the authorization server: %v", err)
+	}
+	admin = func(path string) {
+		resp, err := http.Post("http://"+addr+"/admin/"+path, "application/json", nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("admin %s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	return "http://localhost:" + addr[strings.LastIndexByte(addr, ':')+1:] + "/mcp", admin, p
+}
+
+// (issue 9, end to end) Against the TS SDK's OAuth server pieces with
+// refresh tokens: an access token the server no longer accepts is
+// refreshed without a browser (the rotated refresh token stored and used
+// the next time), and once the refresh token is revoked too, connect logs
+// in through the browser again.
+func TestOAuthRefreshSDKServer(t *testing.T) {
+	url, admin, server := sdkRefreshServer(t)
+	h := newOAuthHome(t)
+	h.connect(t, "login", url).session(t)
+	if n := h.browserRuns(t); n != 1 {
+		t.Fatalf("browser runs after the first connect = %d, want 1", n)
+	}
+	_, first := h.storedTokens(t)
+
+	admin("expire")
+	h.connect(t, "refresh-1", url).session(t)
+	admin("expire")
+	h.connect(t, "refresh-2", url).session(t) // uses the rotated refresh token
+	if n := h.browserRuns(t); n != 1 {
+		t.Fatalf("browser runs after two expiries = %d, want 1 (refreshed)", n)
+	}
+	if n := strings.Count(server.log(), "refresh grant"); n != 2 {
+		t.Errorf("refresh grants at the server = %d, want 2", n)
+	}
+	_, now := h.storedTokens(t)
+	if len(first) < 2 || len(now) < 2 || first[1] == now[1] {
+		t.Errorf("the stored refresh token was not rotated")
+	}
+
+	admin("revoke")
+	h.connect(t, "relogin", url).session(t)
+	if n := h.browserRuns(t); n != 2 {
+		t.Fatalf("browser runs after revocation = %d, want 2", n)
+	}
+	if out := h.cli(t, "auth", "status", url); !strings.Contains(out, "refresh:  yes") {
+		t.Errorf("auth status: %s", out)
 	}
 }
