@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
 type connectFlags struct {
@@ -28,6 +29,7 @@ type connectFlags struct {
 	retryWait  time.Duration
 	shutdown   time.Duration
 	log        logFlags
+	oauth      oauthFlags
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -44,6 +46,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&f.retryWait, "retry-max-wait", 10*time.Second, "longest single wait between retries, Retry-After included")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
 	f.log.register(fs)
+	f.oauth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
 			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
@@ -78,8 +81,24 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if f.bearer != "" {
 		hdr.Set("Authorization", "Bearer "+f.bearer)
 	}
+	// A static Authorization header turns OAuth off for this server.
+	var hc *http.Client
+	if hdr.Get("Authorization") == "" {
+		ocfg, err := f.oauth.config(fs, u.String(), log, stderr)
+		if err != nil {
+			return err
+		}
+		az, err := oauth.New(ocfg)
+		if err != nil {
+			return usagef("connect: %v", err)
+		}
+		defer az.Close()
+		hc = oauthHTTPClient(az)
+		defer hc.CloseIdleConnections()
+	}
 	b, err := connect.New(connect.Config{
 		URL:             u.String(),
+		HTTPClient:      hc,
 		Header:          hdr,
 		Protocol:        proto,
 		RequestTimeout:  f.timeout,
@@ -97,7 +116,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for k := range hdr {
 		names = append(names, k)
 	}
-	log.Info().Str("url", safeURL(u)).Strs("headers", names).Msg("mcp-bridge connect")
+	log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", hc != nil).Msg("mcp-bridge connect")
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = b.Run(ctx, stdin, stdout)

@@ -63,6 +63,7 @@ const usage = `mcp-bridge carries the Model Context Protocol between stdio and S
 Usage:
   mcp-bridge connect [flags] URL            use a remote MCP server from a stdio-only host
   mcp-bridge serve [flags] -- CMD [ARG...]  expose a local stdio MCP server at http://127.0.0.1:8080/mcp
+  mcp-bridge auth login|status|logout [URL] log in to an OAuth-protected server ahead of time, show or forget logins
   mcp-bridge version
 
 Run "mcp-bridge connect --help" or "mcp-bridge serve --help" for the flags.
@@ -87,6 +88,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runServe(ctx, args[1:], stderr)
 	case "connect":
 		err = runConnect(ctx, args[1:], stdin, stdout, stderr)
+	case "auth":
+		err = runAuth(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK

@@ -37,6 +37,7 @@ var env struct {
 	nodeModules string // scripts/interop/node_modules
 	bin         string // temp dir with the built binaries
 	bridge      string // mcp-bridge
+	browser     string // testdata/browser: the OAuth tests' non-interactive browser
 	memos       string // examples/memos
 	everything  string // go-sdk conformance everything-server
 	gosdk       string // testdata/gosdkserver: a stateless Go SDK HTTP server
@@ -173,6 +174,7 @@ func buildBinaries() error {
 	env.memos = filepath.Join(env.bin, "memos")
 	env.everything = filepath.Join(env.bin, "everything-server")
 	env.gosdk = filepath.Join(env.bin, "gosdkserver")
+	env.browser = filepath.Join(env.bin, "browser")
 	builds := []struct {
 		out, pkg string
 		race     bool
@@ -182,6 +184,7 @@ func buildBinaries() error {
 		{env.memos, "./examples/memos", false, ""},
 		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false, ""},
 		{env.gosdk, "./scripts/interop/testdata/gosdkserver", false, "interop"},
+		{env.browser, "./scripts/interop/testdata/browser", false, "interop"},
 	}
 	for _, b := range builds {
 		args := []string{"build", "-o", b.out}

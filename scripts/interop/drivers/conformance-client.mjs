@@ -27,16 +27,21 @@
 //   auth/*                          direct: the everything-client's OAuth client (the SDK's
 //                                   auth() with an in-memory provider that follows the
 //                                   authorization redirect itself; client credentials with the
-//                                   SDK's providers; cross-app access by hand); bridge: only the
-//                                   flows whose token does not depend on the MCP endpoint's own
-//                                   401 challenge (auth/client-credentials-*,
-//                                   auth/cross-app-access-complete-flow): the token is obtained
-//                                   first, as a deployment would, and handed to
-//                                   `mcp-bridge connect --bearer-token`. The others exit 3
-//                                   ("not applicable through connect").
+//                                   SDK's providers; cross-app access by hand); bridge:
+//                                   connect's own OAuth client (--oauth-browser
+//                                   $MCP_INTEROP_BROWSER, a program that follows the redirect to
+//                                   the loopback callback; a fresh token store per run via
+//                                   XDG_CONFIG_HOME; --log-level trace), with the same client
+//                                   identity the direct client has: the CIMD URL, the
+//                                   pre-registered id (secret in MCP_BRIDGE_OAUTH_CLIENT_SECRET),
+//                                   --oauth-grant client_credentials with a secret or
+//                                   --oauth-client-key. Cross-app access: the host does the
+//                                   IdP → ID-JAG → jwt-bearer exchange (connect has no such
+//                                   grant) and hands the token over with --bearer-token.
 // Exit 0 on success. Logs go to stderr.
 
-import { writeFileSync, openSync } from 'node:fs';
+import { writeFileSync, openSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -46,11 +51,12 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextp
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseFlags, log, errInfo } from './lib/common.mjs';
 
-const NOT_APPLICABLE = 3;
 const CIMD_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
-const REQUEST_TIMEOUT = 20000;
 
 const { values: f, positionals } = parseFlags({ via: { type: 'string', default: 'direct' } });
+// mcp-remote loads a 1.5 MB bundle before it reads stdin: about 10 s on a loaded 2-core
+// machine, so its requests get more time (the comparison measures behaviour, not start-up).
+const REQUEST_TIMEOUT = f.via === 'mcp-remote' ? 60000 : 20000;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
 const serverUrl = positionals[positionals.length - 1];
 
@@ -58,7 +64,7 @@ const serverUrl = positionals[positionals.length - 1];
 // Transports
 
 /** bridgeTransport launches `mcp-bridge connect` for url, its log to a file. */
-function bridgeTransport(url, extraArgs = []) {
+function bridgeTransport(url, extraArgs = [], extraEnv = {}) {
     const bin = process.env.MCP_INTEROP_BRIDGE;
     if (!bin) throw new Error('--via bridge needs MCP_INTEROP_BRIDGE (the mcp-bridge binary)');
     const dir = process.env.MCP_INTEROP_BRIDGE_LOG_DIR;
@@ -66,6 +72,7 @@ function bridgeTransport(url, extraArgs = []) {
     const stderr = base ? openSync(base + '.log', 'a') : 'inherit';
     const env = {};
     for (const [k, v] of Object.entries(process.env)) if (k === 'GORACE') env[k] = v;
+    Object.assign(env, extraEnv);
     const args = ['connect', '--log-level', 'debug', ...extraArgs, url];
     log('launching', bin, args.map(a => (a.startsWith('ey') || a.length > 40 ? '<redacted>' : a)).join(' '));
     const t = new StdioClientTransport({ command: bin, args, stderr, env });
@@ -251,10 +258,17 @@ function newProvider(clientName, clientMetadataUrl) {
     );
 }
 
+// Clients still open when a scenario fails (some auth scenarios expect the
+// client to fail): main closes them, so the bridge sees stdin EOF and its
+// exit is recorded like after a success.
+const openClients = new Set();
+
 async function listAndCall(client, transport, { call = true } = {}) {
+    openClients.add(client);
     await client.connect(transport, { timeout: REQUEST_TIMEOUT });
     await client.listTools(undefined, { timeout: REQUEST_TIMEOUT });
     if (call) await client.callTool({ name: 'test-tool', arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT });
+    openClients.delete(client);
     await closeAll(client);
 }
 
@@ -265,16 +279,34 @@ function context() {
 }
 
 async function runAuthCode(url) {
-    if (f.via === 'bridge') return notApplicable();
     const client = new Client({ name: 'test-auth-client', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        await listAndCall(client, mcpRemoteTransport(url, ['--client-metadata-url', CIMD_CLIENT_METADATA_URL]));
+        return;
+    }
+    if (f.via === 'bridge') {
+        // connect's own OAuth client, with the same Client ID Metadata
+        // Document URL the direct client offers.
+        await listAndCall(client, bridgeTransport(url, [...oauthArgs(), '--oauth-client-metadata-url', CIMD_CLIENT_METADATA_URL], oauthEnv()));
+        return;
+    }
     const provider = newProvider('test-auth-client', CIMD_CLIENT_METADATA_URL);
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { fetch: oauthFetch(provider, new URL(url)) }));
 }
 
 async function runPreRegistration(url) {
-    if (f.via === 'bridge') return notApplicable();
     const ctx = context();
     const client = new Client({ name: 'conformance-pre-registration', version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        const info = JSON.stringify({ client_id: ctx.client_id, client_secret: ctx.client_secret });
+        await listAndCall(client, mcpRemoteTransport(url, ['--static-oauth-client-info', info]), { call: false });
+        return;
+    }
+    if (f.via === 'bridge') {
+        const t = bridgeTransport(url, [...oauthArgs(), '--oauth-client-id', ctx.client_id], oauthEnv({ MCP_BRIDGE_OAUTH_CLIENT_SECRET: ctx.client_secret }));
+        await listAndCall(client, t, { call: false });
+        return;
+    }
     const provider = newProvider('conformance-pre-registration');
     provider.saveClientInformation({ client_id: ctx.client_id, client_secret: ctx.client_secret, redirect_uris: ['http://localhost:3000/callback'] });
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { fetch: oauthFetch(provider, new URL(url)) }), { call: false });
@@ -287,13 +319,24 @@ async function runClientCredentials(url) {
             ? new PrivateKeyJwtProvider({ clientId: ctx.client_id, privateKey: ctx.private_key_pem, algorithm: ctx.signing_algorithm || 'ES256' })
             : new ClientCredentialsProvider({ clientId: ctx.client_id, clientSecret: ctx.client_secret });
     const client = new Client({ name: `conformance-${scenario.slice(5)}`, version: '1.0.0' }, { capabilities: {} });
+    if (f.via === 'mcp-remote') {
+        // mcp-remote's client_credentials grant takes a secret only (no private_key_jwt).
+        const info = JSON.stringify({ client_id: ctx.client_id, client_secret: ctx.client_secret ?? '' });
+        await listAndCall(client, mcpRemoteTransport(url, ['--client-credentials', '--static-oauth-client-info', info]), { call: false });
+        return;
+    }
     if (f.via === 'bridge') {
-        // The token first (discovery + client_credentials grant, no MCP
-        // request involved), then the MCP session through the bridge.
-        const result = await auth(provider, { serverUrl: url });
-        if (result !== 'AUTHORIZED') throw new Error(`client credentials: ${result}`);
-        const token = (await provider.tokens()).access_token;
-        await listAndCall(client, bridgeTransport(url, ['--bearer-token', token]), { call: false });
+        // connect's own client_credentials grant: a secret (env) or a key file.
+        const args = [...oauthArgs(), '--oauth-grant', 'client_credentials', '--oauth-client-id', ctx.client_id];
+        const extraEnv = oauthEnv();
+        if (scenario === 'auth/client-credentials-jwt') {
+            const keyFile = path.join(extraEnv.XDG_CONFIG_HOME, 'client-key.pem');
+            writeFileSync(keyFile, ctx.private_key_pem, { mode: 0o600 });
+            args.push('--oauth-client-key', keyFile, '--oauth-client-key-alg', ctx.signing_algorithm || 'ES256');
+        } else {
+            extraEnv.MCP_BRIDGE_OAUTH_CLIENT_SECRET = ctx.client_secret;
+        }
+        await listAndCall(client, bridgeTransport(url, args, extraEnv), { call: false });
         return;
     }
     await listAndCall(client, new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }), { call: false });
@@ -335,7 +378,9 @@ async function runCrossAppAccess(url) {
     // Step 3: the MCP session with the access token.
     const client = new Client({ name: 'conformance-cross-app-access', version: '1.0.0' }, { capabilities: {} });
     const transport =
-        f.via === 'bridge'
+        f.via === 'mcp-remote'
+            ? mcpRemoteTransport(url, ['--header', `Authorization:Bearer ${tok.access_token}`])
+            : f.via === 'bridge'
             ? bridgeTransport(url, ['--bearer-token', tok.access_token])
             : new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${tok.access_token}` } } });
     await listAndCall(client, transport);
@@ -347,14 +392,35 @@ async function mustFetch(url, init) {
     return res;
 }
 
-function notApplicable() {
-    log(
-        `${scenario}: not applicable through mcp-bridge connect: the authorization-code flow is driven by the MCP endpoint's own ` +
-            `401/403 challenge (WWW-Authenticate), and connect has no OAuth client — it sends a static --bearer-token and reports a 401 ` +
-            `to the host as a JSON-RPC error`
-    );
-    process.exit(NOT_APPLICABLE);
+/**
+ * mcpRemoteTransport launches mcp-remote 0.15.1 (the comparison, --via
+ * mcp-remote) for url: its browser is $BROWSER (the bundled xdg-open falls
+ * back to it without a desktop), its store a fresh MCP_REMOTE_CONFIG_DIR.
+ */
+function mcpRemoteTransport(url, extraArgs = []) {
+    const browser = process.env.MCP_INTEROP_BROWSER;
+    if (!browser) throw new Error('--via mcp-remote needs MCP_INTEROP_BROWSER');
+    const script = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
+    const dir = process.env.MCP_INTEROP_BRIDGE_LOG_DIR;
+    const stderr = dir ? openSync(path.join(dir, scenario.replace(/[^A-Za-z0-9_.-]/g, '_') + '.mcp-remote.log'), 'a') : 'inherit';
+    const env = { BROWSER: browser, MCP_REMOTE_CONFIG_DIR: mkdtempSync(path.join(tmpdir(), 'mcp-remote-')) };
+    const args = [script, url, '--allow-http', ...extraArgs];
+    log('launching mcp-remote', args.map(a => (a.length > 60 ? '<redacted>' : a)).join(' '));
+    return new StdioClientTransport({ command: process.execPath, args, stderr, env });
 }
+
+/** connect's OAuth flags: the non-interactive browser, trace logs (the test greps them for tokens). */
+function oauthArgs() {
+    const browser = process.env.MCP_INTEROP_BROWSER;
+    if (!browser) throw new Error('--via bridge needs MCP_INTEROP_BROWSER (the testdata/browser binary)');
+    return ['--oauth-browser', browser, '--oauth-timeout', '20s', '--log-level', 'trace'];
+}
+
+/** A fresh token store per run (os.UserConfigDir reads XDG_CONFIG_HOME), plus extra variables. */
+function oauthEnv(extra = {}) {
+    return { XDG_CONFIG_HOME: mkdtempSync(path.join(tmpdir(), 'mcp-bridge-oauth-')), ...extra };
+}
+
 
 // ---------------------------------------------------------------------------
 
@@ -385,7 +451,8 @@ async function main() {
     process.exit(0);
 }
 
-main().catch(e => {
+main().catch(async e => {
     log('FAILED:', errInfo(e));
+    for (const c of openClients) await closeAll(c).catch(() => {});
     process.exit(1);
 });

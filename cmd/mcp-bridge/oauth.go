@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
+)
+
+// oauthFlags are the OAuth client flags of connect and auth login.
+type oauthFlags struct {
+	clientID     string
+	clientSecret string
+	metadataURL  string
+	resource     string
+	noResource   bool
+	scopes       []string
+	grant        string
+	keyFile      string
+	keyAlg       string
+	browser      string
+	callbackPort int
+	timeout      time.Duration
+}
+
+func (o *oauthFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.clientID, "oauth-client-id", "", "OAuth: a pre-registered client `id` (else a client ID metadata document, else dynamic registration)")
+	fs.StringVar(&o.clientSecret, "oauth-client-secret", "", "OAuth: the pre-registered client's `secret` (env MCP_BRIDGE_OAUTH_CLIENT_SECRET)")
+	fs.StringVar(&o.metadataURL, "oauth-client-metadata-url", "", "OAuth: an https `URL` of this client's Client ID Metadata Document, used as client_id where supported")
+	fs.StringVar(&o.resource, "oauth-resource", "", "OAuth: the resource (RFC 8707) `URL` to request tokens for (default: the server's own)")
+	fs.BoolVar(&o.noResource, "oauth-no-resource", false, "OAuth: send no resource parameter (for authorization servers that reject it)")
+	fs.StringArrayVar(&o.scopes, "oauth-scope", nil, "OAuth: request these `scopes` (space separated, repeatable) instead of the server's challenge or scopes_supported")
+	fs.StringVar(&o.grant, "oauth-grant", oauth.GrantAuthorizationCode, "OAuth: `grant` authorization_code (a browser login) or client_credentials (a machine client)")
+	fs.StringVar(&o.keyFile, "oauth-client-key", "", "OAuth: PEM private key `file` for private_key_jwt client authentication")
+	fs.StringVar(&o.keyAlg, "oauth-client-key-alg", "", "OAuth: the key's JWT `alg`: ES256 or RS256 (default: from the key)")
+	fs.StringVar(&o.browser, "oauth-browser", "", "OAuth: `command` that opens the login URL, appended as its last argument (default $BROWSER, else the system opener)")
+	fs.IntVar(&o.callbackPort, "oauth-callback-port", 0, "OAuth: loopback `port` of the redirect URI http://127.0.0.1:PORT/callback (default: the registered one, else any free port)")
+	fs.DurationVar(&o.timeout, "oauth-timeout", oauth.DefaultTimeout, "OAuth: how long to wait for a browser login")
+}
+
+// config turns the flags into an oauth.Config for serverURL. Logins print
+// the URL to open on stderr.
+func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Logger, stderr io.Writer) (oauth.Config, error) {
+	if err := applyEnv(fs, "oauth-client-secret"); err != nil {
+		return oauth.Config{}, err
+	}
+	grant, err := oneOf("--oauth-grant", o.grant, oauth.GrantAuthorizationCode, oauth.GrantClientCredentials)
+	if err != nil {
+		return oauth.Config{}, err
+	}
+	if o.callbackPort < 0 || o.callbackPort > 65535 {
+		return oauth.Config{}, usagef("--oauth-callback-port %d: want 1-65535", o.callbackPort)
+	}
+	if o.timeout <= 0 {
+		return oauth.Config{}, usagef("--oauth-timeout %v: want a positive duration", o.timeout)
+	}
+	if o.noResource && o.resource != "" {
+		return oauth.Config{}, usagef("--oauth-resource and --oauth-no-resource contradict each other")
+	}
+	if o.clientSecret != "" && o.clientID == "" {
+		return oauth.Config{}, usagef("--oauth-client-secret needs --oauth-client-id")
+	}
+	store, err := oauth.DefaultStore()
+	if err != nil {
+		return oauth.Config{}, err
+	}
+	cfg := oauth.Config{
+		ServerURL:         serverURL,
+		ClientID:          o.clientID,
+		ClientSecret:      o.clientSecret,
+		ClientMetadataURL: o.metadataURL,
+		Resource:          o.resource,
+		NoResource:        o.noResource,
+		Grant:             grant,
+		CallbackPort:      o.callbackPort,
+		Timeout:           o.timeout,
+		Store:             store,
+		Prompt:            stderr,
+		Logger:            log,
+		ClientName:        "mcp-bridge",
+	}
+	for _, s := range o.scopes {
+		cfg.Scopes = append(cfg.Scopes, strings.Fields(s)...)
+	}
+	if o.browser != "" {
+		cfg.Browser = strings.Fields(o.browser)
+	}
+	if o.keyFile != "" {
+		b, err := os.ReadFile(o.keyFile)
+		if err != nil {
+			return oauth.Config{}, fmt.Errorf("--oauth-client-key: %w", err)
+		}
+		cfg.ClientKey, _, err = oauth.ParseClientKey(b, o.keyAlg)
+		if err != nil {
+			return oauth.Config{}, usagef("--oauth-client-key: %v", err)
+		}
+	} else if o.keyAlg != "" {
+		return oauth.Config{}, usagef("--oauth-client-key-alg needs --oauth-client-key")
+	}
+	return cfg, nil
+}
+
+// oauthHTTPClient is the HTTP client connect uses with OAuth on: the
+// transport httpclient would build for itself, wrapped by oauth.Transport.
+func oauthHTTPClient(a *oauth.Authorizer) *http.Client {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	}
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: &oauth.Transport{Base: t, Auth: a}}
+}

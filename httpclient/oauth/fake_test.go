@@ -1,0 +1,254 @@
+package oauth
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAS is an authorization server plus a protected MCP endpoint, with
+// knobs for the behaviours under test. It checks PKCE, state round trip,
+// redirect URI and resource, and records what clients did.
+type fakeAS struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	// knobs (set before use)
+	noDCR        bool
+	authMethods  []string // token_endpoint_auth_methods_supported
+	issSupported bool
+	sendIss      string // iss to put in the authorization response ("" none)
+	refresh      bool   // issue refresh tokens
+	rotate       bool   // rotate refresh tokens
+	expiresIn    int
+	scopesSup    []string // AS scopes_supported
+	prmScopes    []string
+	wwwScope     string // scope in the 401 challenge
+	needScope    string // scope the endpoint requires (403 insufficient_scope otherwise)
+	cimd         bool
+	preClientID  string
+	preSecret    string
+
+	mu            sync.Mutex
+	challenge     map[string]string // code -> code_challenge
+	codeRedirect  map[string]string
+	codeScope     map[string]string
+	codeResource  map[string]string
+	clients       map[string]string // client_id -> secret
+	tokens        map[string][]string
+	refreshTokens map[string]string // refresh -> scope
+	n             int
+	registrations int
+	authorizes    []url.Values
+	tokenForms    []url.Values
+	tokenAuth     []string
+	mcpCalls      int
+}
+
+func newFakeAS(t *testing.T) *fakeAS {
+	f := &fakeAS{t: t, challenge: map[string]string{}, codeRedirect: map[string]string{}, codeScope: map[string]string{},
+		codeResource: map[string]string{}, clients: map[string]string{}, tokens: map[string][]string{}, refreshTokens: map[string]string{},
+		expiresIn: 3600}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeAS) url() string { return f.srv.URL }
+func (f *fakeAS) mcp() string { return f.srv.URL + "/mcp" }
+
+func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	base := f.srv.URL
+	switch r.URL.Path {
+	case "/.well-known/oauth-protected-resource/mcp":
+		writeJSON(w, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base + "/as"}, "scopes_supported": f.prmScopes})
+	case "/.well-known/oauth-authorization-server/as":
+		md := map[string]any{
+			"issuer": base + "/as", "authorization_endpoint": base + "/as/authorize", "token_endpoint": base + "/as/token",
+			"code_challenge_methods_supported": []string{"S256"}, "response_types_supported": []string{"code"},
+			"authorization_response_iss_parameter_supported": f.issSupported,
+			"client_id_metadata_document_supported":          f.cimd,
+		}
+		if !f.noDCR {
+			md["registration_endpoint"] = base + "/as/register"
+		}
+		if f.authMethods != nil {
+			md["token_endpoint_auth_methods_supported"] = f.authMethods
+		}
+		if f.scopesSup != nil {
+			md["scopes_supported"] = f.scopesSup
+		}
+		writeJSON(w, md)
+	case "/as/register":
+		var req map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req["application_type"] != "native" {
+			w.WriteHeader(400)
+			writeJSON(w, map[string]string{"error": "invalid_client_metadata", "error_description": "application_type"})
+			return
+		}
+		f.registrations++
+		id := fmt.Sprintf("client-%d", f.registrations)
+		resp := map[string]any{"client_id": id, "redirect_uris": req["redirect_uris"]}
+		m, _ := req["token_endpoint_auth_method"].(string)
+		if m != "" && m != "none" {
+			resp["client_secret"] = "secret-" + id
+			f.clients[id] = "secret-" + id
+		} else {
+			f.clients[id] = ""
+		}
+		resp["token_endpoint_auth_method"] = m
+		w.WriteHeader(201)
+		writeJSON(w, resp)
+	case "/as/authorize":
+		q := r.URL.Query()
+		f.authorizes = append(f.authorizes, q)
+		if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+			http.Error(w, "pkce", 400)
+			return
+		}
+		f.n++
+		code := fmt.Sprintf("code-%d", f.n)
+		f.challenge[code] = q.Get("code_challenge")
+		f.codeRedirect[code] = q.Get("redirect_uri")
+		f.codeScope[code] = q.Get("scope")
+		f.codeResource[code] = q.Get("resource")
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		rq := to.Query()
+		rq.Set("code", code)
+		rq.Set("state", q.Get("state"))
+		if f.sendIss != "" {
+			rq.Set("iss", f.sendIss)
+		}
+		to.RawQuery = rq.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	case "/as/token":
+		_ = r.ParseForm()
+		form := r.PostForm
+		f.tokenForms = append(f.tokenForms, form)
+		id, secret, basic := r.BasicAuth()
+		if basic {
+			id, _ = url.QueryUnescape(id)
+			secret, _ = url.QueryUnescape(secret)
+			f.tokenAuth = append(f.tokenAuth, AuthClientSecretBasic)
+		} else if form.Get("client_secret") != "" {
+			id, secret = form.Get("client_id"), form.Get("client_secret")
+			f.tokenAuth = append(f.tokenAuth, AuthClientSecretPost)
+		} else if form.Get("client_assertion") != "" {
+			id = form.Get("client_id")
+			f.tokenAuth = append(f.tokenAuth, AuthPrivateKeyJWT)
+		} else {
+			id = form.Get("client_id")
+			f.tokenAuth = append(f.tokenAuth, AuthNone)
+		}
+		want, known := f.clients[id]
+		if id == f.preClientID && f.preClientID != "" {
+			want, known = f.preSecret, true
+		}
+		if strings.HasPrefix(id, "https://") && f.cimd {
+			want, known = "", true
+		}
+		if !known || (want != "" && secret != want && form.Get("client_assertion") == "") {
+			w.WriteHeader(401)
+			writeJSON(w, map[string]string{"error": "invalid_client"})
+			return
+		}
+		var scope string
+		switch form.Get("grant_type") {
+		case "authorization_code":
+			code := form.Get("code")
+			ch, ok := f.challenge[code]
+			delete(f.challenge, code)
+			if !ok || s256(form.Get("code_verifier")) != ch || form.Get("redirect_uri") != f.codeRedirect[code] || form.Get("resource") != f.codeResource[code] {
+				w.WriteHeader(400)
+				writeJSON(w, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			scope = f.codeScope[code]
+		case "refresh_token":
+			s, ok := f.refreshTokens[form.Get("refresh_token")]
+			if !ok {
+				w.WriteHeader(400)
+				writeJSON(w, map[string]string{"error": "invalid_grant", "error_description": "revoked"})
+				return
+			}
+			if f.rotate {
+				delete(f.refreshTokens, form.Get("refresh_token"))
+			}
+			scope = s
+		case "client_credentials":
+			scope = form.Get("scope")
+		default:
+			w.WriteHeader(400)
+			writeJSON(w, map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		f.n++
+		at := fmt.Sprintf("at-%d-SECRETTOKEN", f.n)
+		f.tokens[at] = strings.Fields(scope)
+		resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": f.expiresIn, "scope": scope}
+		if f.refresh && (form.Get("grant_type") != "refresh_token" || f.rotate) {
+			rt := fmt.Sprintf("rt-%d-SECRETREFRESH", f.n)
+			f.refreshTokens[rt] = scope
+			resp["refresh_token"] = rt
+		}
+		writeJSON(w, resp)
+	case "/mcp":
+		h := r.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		scopes, valid := f.tokens[tok]
+		prm := base + "/.well-known/oauth-protected-resource/mcp"
+		if !ok || !valid {
+			c := fmt.Sprintf(`Bearer resource_metadata="%s"`, prm)
+			if f.wwwScope != "" {
+				c += fmt.Sprintf(`, scope="%s"`, f.wwwScope)
+			}
+			w.Header().Set("WWW-Authenticate", c)
+			w.WriteHeader(401)
+			return
+		}
+		if f.needScope != "" && !hasScope(scopes, f.needScope) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s"`, f.needScope, prm))
+			w.WriteHeader(403)
+			return
+		}
+		f.mcpCalls++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// revoke forgets every token, as a server-side logout would.
+func (f *fakeAS) revoke() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens = map[string][]string{}
+	f.refreshTokens = map[string]string{}
+}
+
+// expireAccess forgets the access tokens only.
+func (f *fakeAS) expireAccess() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens = map[string][]string{}
+}
+
+func (f *fakeAS) locked(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
