@@ -39,6 +39,7 @@ func TestClassifyStatus(t *testing.T) {
 		{"-32021 missing capability", 400, rpc(-32021, `{"requiredCapabilities":{}}`), verdictModern, "2026-07-28"},
 		{"-32602 missing _meta field", 400, rpc(-32602, ""), verdictModern, "2026-07-28"},
 		{"404 -32601 unknown method", 404, rpc(-32601, ""), verdictModern, "2026-07-28"},
+		{"404 -32601 to server/discover (supergateway)", 404, rpc(-32601, ""), verdictLegacy, ""},
 		{"400 plain text", 400, []byte("Bad Request: Server not initialized"), verdictLegacy, ""},
 		{"400 legacy JSON-RPC error", 400, rpc(-32000, ""), verdictLegacy, ""},
 		{"404 empty", 404, nil, verdictLegacy, ""},
@@ -48,7 +49,11 @@ func TestClassifyStatus(t *testing.T) {
 		{"429 is an outage", 429, nil, verdictUnknown, ""},
 	}
 	for _, tt := range tests {
-		v, ver := classifyStatus(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body})
+		method := "tools/call"
+		if strings.Contains(tt.name, "server/discover") {
+			method = "server/discover"
+		}
+		v, ver := classifyStatus(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body}, method)
 		if v != tt.want || ver != tt.version {
 			t.Errorf("%s: got %v %q, want %v %q", tt.name, v, ver, tt.want, tt.version)
 		}

@@ -205,14 +205,25 @@ func pickModern(versions []string) string {
 	return best
 }
 
-// classifyStatus reads an HTTP error answer to a modern request per the
-// decision table: 401/403 are an auth problem and no era evidence;
+// classifyStatus reads an HTTP error answer to a modern request for method
+// per the decision table: 401/403 are an auth problem and no era evidence;
 // 400/404 with a recognized modern error mean modern; other 400/404/405
 // mean legacy; anything else (5xx, 429, ...) is an outage.
-func classifyStatus(se *httpclient.StatusError) (verdict, string) {
+//
+// -32601 is modern evidence only for a method a modern server may lack. A
+// modern server cannot lack server/discover ("servers MUST implement this
+// RPC", 2026-07-28 changelog), so a 404 with -32601 to it comes
+// from a legacy server (supergateway 4.0.0 answers so), which "respond[s]
+// to unknown pre-initialize requests with implementation-defined errors
+// (commonly -32601 or -32602)" (transports §Backward Compatibility).
+func classifyStatus(se *httpclient.StatusError, method string) (verdict, string) {
 	switch se.StatusCode {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
-		if code, data, ok := rpcError(se.Body); ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
+		code, data, ok := rpcError(se.Body)
+		if ok && code == wire.CodeMethodNotFound && method == "server/discover" {
+			return verdictLegacy, ""
+		}
+		if ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
 			if code == wire.CodeUnsupportedVersion {
 				return fromSupported(data)
 			}
@@ -315,7 +326,7 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		if !errors.As(err, &se) {
 			return pr, "", err
 		}
-		v, ver := classifyStatus(se)
+		v, ver := classifyStatus(se, "server/discover")
 		if v == verdictUnknown {
 			return pr, "", err
 		}

@@ -44,6 +44,9 @@ type modernHost struct {
 
 	tokMu  sync.Mutex
 	tokens map[string]*call // suspended calls by requestState
+
+	rootsMu sync.Mutex
+	roots   []byte // the host's latest answer to a roots/list, nil before one
 }
 
 func (h *modernHost) init(b *Bridge) {
@@ -275,8 +278,10 @@ func (h *modernHost) fromRemote(msg []byte) {
 		switch {
 		case changeNotification(m.Method):
 			h.broadcast(&m)
-		case m.Method == "notifications/progress" && h.ownsProgress(m.Bytes(m.ProgressToken)):
-			h.b.write(msg)
+		case m.Method == "notifications/progress":
+			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
+				c.forwardProgress(msg, &m)
+			}
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}

@@ -55,22 +55,27 @@ type call struct {
 	method   string
 	wid      []byte   // the remote's id for it
 	orig     *pending // the host request that started it
-	progress []byte   // its progress token, raw
+	progress []byte   // its progress token, raw: the one the remote knows
 	ctx      context.Context
 	cancel   context.CancelFunc
 
-	mu      sync.Mutex
-	host    *pending // the host request the call answers next
-	caps    wire.Capabilities
-	logs    bool                 // the host asked for log messages
-	state   string               // the requestState while suspended
-	asked   map[string]serverReq // by input key, while suspended
-	queue   []serverReq          // server requests that came while suspended
-	resumed chan struct{}        // closed when a suspension ends
-	timer   *time.Timer
-	nextKey int
-	done    bool  // the host got its final answer (or never will)
-	dead    error // the bridge gave up on the call while suspended
+	mu   sync.Mutex
+	host *pending // the host request the call answers next
+	// hostToken is the progress token of host, nil if it asked for none.
+	// A retry carries a token of its own, and the host has forgotten the
+	// first round's ("Received a progress notification for an unknown
+	// token"): the remote's progress goes out under this one.
+	hostToken []byte
+	caps      wire.Capabilities
+	logs      bool                 // the host asked for log messages
+	state     string               // the requestState while suspended
+	asked     map[string]serverReq // by input key, while suspended
+	queue     []serverReq          // server requests that came while suspended
+	resumed   chan struct{}        // closed when a suspension ends
+	timer     *time.Timer
+	nextKey   int
+	done      bool  // the host got its final answer (or never will)
+	dead      error // the bridge gave up on the call while suspended
 }
 
 // call forwards a request and sees it through its input rounds.
@@ -89,6 +94,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		caps: m.ClientCapabilities(), logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
 		c.progress = clone(m.Bytes(m.ProgressToken))
+		c.hostToken = c.progress
 	}
 	body, err := toLegacy(m, c.wid)
 	var wm wire.Message
@@ -126,16 +132,17 @@ func (h *modernHost) untrack(c *call) {
 	h.mu.Unlock()
 }
 
-// ownsProgress reports whether token belongs to a call in flight.
-func (h *modernHost) ownsProgress(token []byte) bool {
+// progressOwner returns the call in flight whose remote progress token is
+// token, or nil.
+func (h *modernHost) progressOwner(token []byte) *call {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.calls {
 		if c.progress != nil && string(c.progress) == string(token) {
-			return true
+			return c
 		}
 	}
-	return false
+	return nil
 }
 
 // other handles a message on the call's stream that is not its response.
@@ -157,9 +164,29 @@ func (c *call) other(msg []byte, m *wire.Message) {
 			}
 		case changeNotification(m.Method):
 			c.h.broadcast(m)
+		case m.Method == "notifications/progress":
+			c.forwardProgress(msg, m)
 		default:
 			c.h.b.write(msg)
 		}
+	}
+}
+
+// forwardProgress writes the remote's progress for the call under the
+// token of the host request the call now answers. Between rounds nobody
+// holds a token: "Progress notifications MUST only reference tokens that
+// were provided in an active request" (basic/patterns/progress), and the
+// suspended round's request is answered.
+func (c *call) forwardProgress(msg []byte, m *wire.Message) {
+	c.mu.Lock()
+	token, suspended := c.hostToken, c.state != ""
+	c.mu.Unlock()
+	switch {
+	case suspended || token == nil || !m.ProgressToken.Present():
+	case string(token) == string(m.Bytes(m.ProgressToken)):
+		c.h.b.write(msg)
+	default:
+		c.h.b.write(wire.Splice(msg, wire.Edit{Span: m.ProgressToken, Value: token}))
 	}
 }
 
@@ -199,9 +226,18 @@ func release(p *pending) {
 }
 
 // serverRequest handles a server-to-client request from c's stream, or,
-// with c nil, from the GET stream, where a legacy server may also send the
-// requests of a call in flight (mcp-go sends sampling there): it goes to
-// the oldest call that can take it.
+// with c nil, from the GET stream.
+//
+// On the GET stream, messages "SHOULD be unrelated to any concurrently-
+// running JSON-RPC request from the client" (2025-11-25 transports
+// §Listening for Messages from the Server), and SEP-2260 forbids roots,
+// sampling and elicitation requests there. mcp-go v1.2.1 still sends the
+// sampling of a call in flight only there, so a sampling or elicitation
+// request, which a server makes for a handler, goes to the oldest call
+// that can take it. A roots/list there is the server's own business
+// (server-everything asks 350 ms after initialization): cutting an
+// unrelated call into an input round for it would answer that call with
+// input_required it never caused, so the bridge answers it itself.
 func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	sr := serverReq{id: clone(m.IDBytes()), method: m.Method}
 	if m.Params.Present() {
@@ -210,6 +246,10 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	if sr.method == "ping" {
 		// "The receiver MUST respond promptly with an empty response."
 		h.answerRemote(sr, []byte("{}"), 0, "")
+		return
+	}
+	if c == nil && sr.method == "roots/list" {
+		h.rootsOutsideCall(sr)
 		return
 	}
 	if c == nil {
@@ -225,6 +265,25 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	case !c.ask(sr):
 		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
 	}
+}
+
+// rootsOutsideCall answers a roots/list that belongs to no call. A
+// 2026-07-28 host can only be asked inside a call; the bridge answers
+// with the roots the host gave in its latest input round, else with the
+// error SEP-2260 names: "Clients receiving server-to-client requests with
+// no associated outbound request SHOULD respond with a -32602 (Invalid
+// Params) error."
+func (h *modernHost) rootsOutsideCall(sr serverReq) {
+	h.rootsMu.Lock()
+	roots := h.roots
+	h.rootsMu.Unlock()
+	if roots != nil {
+		h.answerRemote(sr, roots, 0, "")
+		return
+	}
+	why := "mcp-bridge: the host speaks 2026-07-28 and gives its roots only inside a call; this roots/list came on the GET stream, outside any"
+	h.b.warns.refused.event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	h.answerRemote(sr, nil, wire.CodeInvalidParams, why)
 }
 
 func capabilityOf(method string) string {
@@ -453,14 +512,24 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	c.host = p
 	b.setWireID(p, c.wid)
 	p.answered = make(chan struct{})
-	// The retry declares capabilities and log level afresh.
+	// The retry declares capabilities, log level and progress token
+	// afresh.
 	c.caps, c.logs = m.ClientCapabilities(), m.LogLevel != ""
+	c.hostToken = nil
+	if m.ProgressToken.Present() {
+		c.hostToken = clone(m.Bytes(m.ProgressToken))
+	}
 	c.mu.Unlock()
 	b.setOnCancel(p, c.cancelledByHost)
 
 	var again []serverReq
 	for _, k := range slices.Sorted(maps.Keys(asked)) {
 		if r, ok := responses[k]; ok && len(r) > 0 {
+			if asked[k].method == "roots/list" {
+				h.rootsMu.Lock()
+				h.roots = clone(r)
+				h.rootsMu.Unlock()
+			}
 			h.answerRemote(asked[k], r, 0, "")
 		} else {
 			// mrtr §Error Handling: missing input is asked for again.
