@@ -100,6 +100,16 @@ func goSDKStateless(t *testing.T, modernOnly bool) (url string, p *proc) {
 	return "http://" + addr + "/mcp", p
 }
 
+// goSDKStateful starts testdata/gosdkserver -stateful: the Go SDK's
+// default (session, 2025-only) Streamable HTTP handler.
+func goSDKStateful(t *testing.T) (url string, p *proc) {
+	t.Helper()
+	p, addr := startDirect(t, "gosdkserver-stateful", func(addr string) []string {
+		return []string{env.gosdk, "-http", addr, "-stateful"}
+	})
+	return "http://" + addr + "/mcp", p
+}
+
 // checkProgress: every call's notifications were written by the bridge
 // (the wire count is lines on its stdout), in order. Through stdio the v1
 // SDK runs progress handlers in a microtask, so a response that arrives in
@@ -379,4 +389,39 @@ func TestConnectTSv1ClientToModernOnlyGoSDK(t *testing.T) {
 		t.Errorf("the server got tools requests that were not 2026-07-28:\n%s", strings.Join(legacyCalls, "\n"))
 	}
 	t.Logf("bridge stdout carried %v", fmt.Sprint(s.Wire.Messages))
+}
+
+// (connect, issue 11 a) TS SDK v2 host pinned to 2026-07-28 → mcp-bridge
+// connect → a 2025-only Go SDK server whose tool asks for sampling mid-call
+// and then reports progress. The host answers the input round with a retry
+// under a new id and a new progressToken; the server still reports under
+// the first round's token. Every progress notification must reach the host
+// under the retry's token (the SDK drops the others: "Received a progress
+// notification for an unknown token").
+func TestConnectTSv2ProgressAfterInputRound(t *testing.T) {
+	url, _ := goSDKStateful(t)
+	const steps = 3
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, url,
+		"--expect-version", "2026-07-28",
+		"--progress", "--progress-tool", "sample_progress", "--progress-args", `{"steps":3}`,
+	)
+	if !strings.Contains(r.log, "translating between protocol eras") {
+		t.Errorf("a 2026-07-28 host on a 2025-only server must be translated")
+	}
+	p := step[progressStep](t, r.driverResult, "progress")
+	if p.Text != "sampled, then 3 steps" {
+		t.Errorf("sample_progress returned %q", p.Text)
+	}
+	// The SDK reports each input round to onprogress itself ({progress:
+	// round}, no total); the server's notifications carry a total.
+	var fromServer int
+	for _, ev := range p.Events {
+		if ev.Total != nil {
+			fromServer++
+		}
+	}
+	if p.Wire != steps || fromServer != steps {
+		t.Errorf("progress after the input round: %d notifications on the bridge's stdout (by token %v), %d reached onprogress; want %d and %d",
+			p.Wire, r.Summary.Wire.ProgressByToken, fromServer, steps, steps)
+	}
 }
