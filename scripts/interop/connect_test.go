@@ -425,3 +425,37 @@ func TestConnectTSv2ProgressAfterInputRound(t *testing.T) {
 			p.Wire, r.Summary.Wire.ProgressByToken, fromServer, steps, steps)
 	}
 }
+
+// (connect, issue 11 b) TS SDK v2 host pinned to 2026-07-28 (declaring
+// roots) → mcp-bridge connect → server-everything over Streamable HTTP,
+// which speaks only 2025 and sends roots/list on its GET stream 350 ms
+// after initialization, for itself. A long call is in flight by then; it
+// must not be cut into an input round for that roots/list (the SDK reports
+// each round to onprogress as {progress: round} without a total). The
+// bridge answers the roots/list itself: the host has given no roots yet,
+// so with -32602, which server-everything logs as a failure.
+func TestConnectTSv2GETStreamRootsNotInACall(t *testing.T) {
+	url, server := serverEverythingHTTP(t)
+	const steps = 4
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, url,
+		"--expect-version", "2026-07-28",
+		"--roots",
+		"--progress", "--progress-tool", "trigger-long-running-operation", "--progress-args", `{"duration":2,"steps":4}`,
+	)
+	p := step[progressStep](t, r.driverResult, "progress")
+	var rounds int
+	for _, ev := range p.Events {
+		if ev.Total == nil {
+			rounds++
+		}
+	}
+	if rounds != 0 || r.Summary.Handled.Roots != 0 {
+		t.Errorf("trigger-long-running-operation was cut into %d input round(s), the host answered roots/list %d times; want 0 and 0", rounds, r.Summary.Handled.Roots)
+	}
+	if p.Wire != steps || len(p.Events) < steps-1 {
+		t.Errorf("progress: %d lines on the bridge's stdout, %d reached onprogress; want %d", p.Wire, len(p.Events), steps)
+	}
+	if !strings.Contains(server.log(), "Failed to request roots") {
+		t.Errorf("server-everything's roots/list was not answered with an error by the bridge (server log:\n%s)", tail(server.log(), 20))
+	}
+}
