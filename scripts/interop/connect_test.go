@@ -459,3 +459,43 @@ func TestConnectTSv2GETStreamRootsNotInACall(t *testing.T) {
 		t.Errorf("server-everything's roots/list was not answered with an error by the bridge (server log:\n%s)", tail(server.log(), 20))
 	}
 }
+
+// (connect, issue 11 c) TS SDK v2 host pinned to 2026-07-28 → mcp-bridge
+// connect → supergateway 4.0.0 --stateful in front of server-everything on
+// stdio. supergateway answers server/discover with HTTP 404 and -32601; a
+// 2026-07-28 server must implement server/discover, so that is a 2025-era
+// server and the bridge translates (it used to read -32601 as modern, and
+// the host got "the server did not offer 2026-07-28"). supergateway binds
+// every interface (it has no host flag); the test reaches it on 127.0.0.1.
+func TestConnectTSv2ToSupergatewayStateful(t *testing.T) {
+	sg := filepath.Join(env.nodeModules, "supergateway", "dist", "index.js")
+	_, addr := startDirect(t, "supergateway", func(addr string) []string {
+		port := addr[strings.LastIndexByte(addr, ':')+1:]
+		return []string{env.node, sg, "--stdio", strings.Join(serverEverythingStdio(), " "),
+			"--outputTransport", "streamableHttp", "--stateful", "--port", port}
+	})
+	const steps = 3
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, "http://"+addr+"/mcp",
+		"--expect-version", "2026-07-28",
+		"--list",
+		"--call", "echo", "--args", `{"message":"through supergateway"}`,
+		"--progress", "--progress-tool", "trigger-long-running-operation", "--progress-args", `{"duration":1,"steps":3}`,
+		"--sampling",
+	)
+	if !strings.Contains(r.log, "translating between protocol eras") {
+		t.Errorf("supergateway serves 2025 only: the bridge must translate")
+	}
+	if s := r.Summary.Server; s.Name != "mcp-servers/everything" {
+		t.Errorf("serverInfo %+v, want server-everything's", s)
+	}
+	if c := step[callStep](t, r.driverResult, "call"); c.Text != "Echo: through supergateway" {
+		t.Errorf("echo returned %q", c.Text)
+	}
+	p := step[progressStep](t, r.driverResult, "progress")
+	if p.Wire != steps || len(p.Events) < steps-1 {
+		t.Errorf("progress: %d lines on the bridge's stdout, %d reached onprogress; want %d", p.Wire, len(p.Events), steps)
+	}
+	if smp := step[roundTripStep](t, r.driverResult, "sampling"); smp.HandlerCalls != 1 || !strings.Contains(smp.Text, samplingReply) {
+		t.Errorf("sampling through input_required: %d handler calls, result %q", smp.HandlerCalls, smp.Text)
+	}
+}
