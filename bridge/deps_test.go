@@ -22,7 +22,11 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient": {module + "/", "os/exec"},
 		module + "/stdiohost":  {module + "/bridge", module + "/httpclient", module + "/cmd", "net/http"},
 		module + "/bridge":     {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
-		module + "/examples":   {module + "/cmd"},
+		// The era translations sit below both directions: they may use
+		// bridge/wire, nothing that owns a transport.
+		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
+		module + "/bridge/wire":      {module + "/"},
+		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},

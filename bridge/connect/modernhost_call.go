@@ -2,9 +2,6 @@ package connect
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,23 +21,16 @@ import (
 // stream), and waits for the answer before it finishes the call. A
 // 2026-07-28 host cannot receive requests ("The server MUST NOT write
 // JSON-RPC requests to stdout", stdio); it can only answer an
-// input_required result and retry. So the bridge answers the host's call
-// with input_required, keeps the call's POST stream open (unread messages
-// wait in it), and when the host retries — new id, inputResponses, the
-// requestState the bridge made up — POSTs the host's answers to the remote
+// InputRequiredResult and retry. So the bridge answers the host's call
+// with an InputRequiredResult, keeps the call's POST stream open (unread messages
+// wait in it), and when the host retries — new id, the input responses, the
+// request state the bridge made up — POSTs the host's answers to the remote
 // as the responses to its requests and goes on reading the original
 // stream. The call's result reaches the host under the retry's id.
 
 // suspendTimeout bounds how long a call waits for the host's retry (a
 // variable for tests).
 var suspendTimeout = 10 * time.Minute
-
-var (
-	// mrtrMethods may be answered with input_required: "Servers MUST NOT
-	// send InputRequiredResult responses on any other client requests"
-	// (mrtr §Supported Requests).
-	mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
-)
 
 // serverReq is a server-to-client request waiting for the host.
 type serverReq struct {
@@ -68,7 +59,7 @@ type call struct {
 	hostToken []byte
 	caps      wire.Capabilities
 	logs      bool                 // the host asked for log messages
-	state     string               // the requestState while suspended
+	state     string               // the request state while suspended
 	asked     map[string]serverReq // by input key, while suspended
 	queue     []serverReq          // server requests that came while suspended
 	resumed   chan struct{}        // closed when a suspension ends
@@ -96,7 +87,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		c.progress = clone(m.Bytes(m.ProgressToken))
 		c.hostToken = c.progress
 	}
-	body, err := toLegacy(m, c.wid)
+	body, err := translate.ToLegacy(m, c.wid)
 	var wm wire.Message
 	if err == nil {
 		err = wire.Parse(body, &wm)
@@ -183,10 +174,8 @@ func (c *call) forwardProgress(msg []byte, m *wire.Message) {
 	c.mu.Unlock()
 	switch {
 	case suspended || token == nil || !m.ProgressToken.Present():
-	case string(token) == string(m.Bytes(m.ProgressToken)):
-		c.h.b.write(msg)
 	default:
-		c.h.b.write(wire.Splice(msg, wire.Edit{Span: m.ProgressToken, Value: token}))
+		c.h.b.write(translate.RetargetProgress(msg, m, token))
 	}
 }
 
@@ -204,7 +193,7 @@ func (c *call) final(fm *wire.Message) {
 			host := c.host
 			c.done = true
 			c.mu.Unlock()
-			c.h.b.writeFinal(host, shape(fm, c.method, host.id))
+			c.h.b.writeFinal(host, translate.Complete(fm, c.method, host.id))
 			release(host)
 			return
 		}
@@ -237,7 +226,7 @@ func release(p *pending) {
 // that can take it. A roots/list there is the server's own business
 // (server-everything asks 350 ms after initialization): cutting an
 // unrelated call into an input round for it would answer that call with
-// input_required it never caused, so the bridge answers it itself.
+// input round it never caused, so the bridge answers it itself.
 func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	sr := serverReq{id: clone(m.IDBytes()), method: m.Method}
 	if m.Params.Present() {
@@ -258,7 +247,7 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	switch {
 	case c == nil:
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, and none is in flight")
-	case !mrtrMethods[c.method]:
+	case !translate.AllowsInput(c.method):
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, not during "+c.method)
 	case !c.allows(sr.method):
 		h.refuse(sr, "client does not support "+capabilityOf(sr.method))
@@ -323,7 +312,7 @@ func (h *modernHost) pick() *call {
 	defer h.mu.Unlock()
 	var waiting *call
 	for _, c := range h.calls {
-		if !mrtrMethods[c.method] {
+		if !translate.AllowsInput(c.method) {
 			continue
 		}
 		c.mu.Lock()
@@ -340,7 +329,7 @@ func (h *modernHost) pick() *call {
 }
 
 // ask puts a server request to the host through the call: at once as an
-// input_required answer, or after the open round. It reports false when the
+// InputRequiredResult, or after the open round. It reports false when the
 // call can no longer ask.
 func (c *call) ask(sr serverReq) bool {
 	c.mu.Lock()
@@ -356,36 +345,21 @@ func (c *call) ask(sr serverReq) bool {
 	return true
 }
 
-// suspendLocked answers the current host request with input_required for
-// reqs. The requestState is an unguessable token that only maps to this
+// suspendLocked answers the current host request with an InputRequiredResult for
+// reqs. The request state is an unguessable token that only maps to this
 // call; it never leaves the bridge and the host.
 func (c *call) suspendLocked(reqs []serverReq) {
 	b := c.h.b
-	var raw [18]byte
-	rand.Read(raw[:])
-	token := "mcp-bridge-" + base64.RawURLEncoding.EncodeToString(raw[:])
+	token := translate.NewState("mcp-bridge-")
 	c.state, c.asked, c.resumed = token, map[string]serverReq{}, make(chan struct{})
-	res := []byte(`{"resultType":"input_required","inputRequests":{`)
+	inputs := make([]translate.Input, len(reqs))
 	for i, sr := range reqs {
 		c.nextKey++
 		key := "r" + strconv.Itoa(c.nextKey)
 		c.asked[key] = sr
-		if i > 0 {
-			res = append(res, ',')
-		}
-		res = wire.AppendString(res, key)
-		res = wire.AppendString(append(res, `:{"method":`...), sr.method)
-		// Always a params object: clients decode it even for roots/list,
-		// which has none (the Go SDK fails on a missing one).
-		params := sr.params
-		if params == nil {
-			params = []byte("{}")
-		}
-		res = append(append(res, `,"params":`...), params...)
-		res = append(res, '}')
+		inputs[i] = translate.Input{Key: key, Method: sr.method, Params: sr.params}
 	}
-	res = wire.AppendString(append(res, `},"requestState":`...), token)
-	res = append(res, '}')
+	res := translate.InputRequired(inputs, token)
 	c.h.tokMu.Lock()
 	c.h.tokens[token] = c
 	c.h.tokMu.Unlock()
@@ -469,7 +443,7 @@ func (c *call) end(err error) {
 		cancel()
 	}
 	if token != "" {
-		return // the host holds input_required; there is no one to answer
+		return // the host holds an InputRequiredResult; there is no one to answer
 	}
 	if !host.cancelled.Load() {
 		if err == nil {
@@ -485,21 +459,17 @@ func (c *call) end(err error) {
 // remote, and the call goes on with the retry as its host request.
 func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	b := h.b
-	token, _ := wire.StringField(m.Raw, m.Params, "requestState")
+	token := translate.RetryState(m)
 	h.tokMu.Lock()
 	c := h.tokens[token]
 	delete(h.tokens, token)
 	h.tokMu.Unlock()
-	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams,
-		"mcp-bridge: requestState is unknown or expired; call again without inputResponses and requestState", nil)
+	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams, translate.ExpiredState, nil)
 	if c == nil {
 		b.writeFinal(p, expired)
 		return
 	}
-	var responses map[string]json.RawMessage
-	if sp, ok := wire.Field(m.Raw, m.Params, "inputResponses"); ok {
-		json.Unmarshal(m.Bytes(sp), &responses)
-	}
+	responses := translate.InputResponses(m)
 	c.mu.Lock()
 	if c.state != token || c.dead != nil || c.done {
 		c.mu.Unlock()
