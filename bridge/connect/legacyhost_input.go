@@ -65,7 +65,7 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round i
 			return nil, ctx.Err()
 		}
 	}
-	return ir.RetryFields(answers), nil
+	return translate.RetryFields(answers, ir.State), nil
 }
 
 // askHost sends each input request to the host as a JSON-RPC request and

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
@@ -222,7 +223,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	s.level = ""
 	s.levelMu.Unlock()
 	s.mu.Lock()
-	s.discover = discoverFromInitialize(resp.Bytes(resp.Result))
+	s.discover = translate.DiscoverFromInitialize(resp.Bytes(resp.Result))
 	s.mu.Unlock()
 	if caps, ok := wire.Field(resp.Raw, resp.Result, "capabilities"); ok {
 		if _, ok := wire.Field(resp.Raw, caps, "tools"); ok {

@@ -147,11 +147,12 @@ func ReadRound(m *wire.Message) (Round, error) {
 }
 
 // RetryFields builds the params members a retry adds to the original
-// request: inputResponses (when the round asked for input) and the request
-// state, echoed.
-func (r Round) RetryFields(answers map[string][]byte) []byte {
+// request: inputResponses with answers by key (when there are any) and
+// state, the request state as the server sent it, echoed byte for byte
+// (when not nil).
+func RetryFields(answers map[string][]byte, state []byte) []byte {
 	var f []byte
-	if r.Requests != nil {
+	if len(answers) > 0 {
 		f = append(f, `"inputResponses":{`...)
 		for i, k := range slices.Sorted(maps.Keys(answers)) {
 			if i > 0 {
@@ -161,11 +162,11 @@ func (r Round) RetryFields(answers map[string][]byte) []byte {
 		}
 		f = append(f, '}')
 	}
-	if r.State != nil {
+	if state != nil {
 		if len(f) > 0 {
 			f = append(f, ',')
 		}
-		f = append(append(f, `"requestState":`...), r.State...)
+		f = append(append(f, `"requestState":`...), state...)
 	}
 	return f
 }

@@ -107,7 +107,7 @@ func TestRounds(t *testing.T) {
 	if len(r.Requests) != 2 || r.Requests["r1"].Method != "roots/list" || string(r.Requests["r1"].Params) != "{}" || string(r.Requests["r2"].Params) != `{"maxTokens":3}` {
 		t.Errorf("round %+v", r)
 	}
-	fields := r.RetryFields(map[string][]byte{"r2": []byte(`{"model":"m"}`), "r1": []byte(`{"roots":[]}`)})
+	fields := RetryFields(map[string][]byte{"r2": []byte(`{"model":"m"}`), "r1": []byte(`{"roots":[]}`)}, r.State)
 	retry := parse(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x",`+string(fields)+`}}`)
 	if !IsRetry(retry) || RetryState(retry) != state {
 		t.Errorf("retry %s: state %q, want %q", fields, RetryState(retry), state)
@@ -117,8 +117,8 @@ func TestRounds(t *testing.T) {
 	}
 	// State only (load shedding): no inputResponses member.
 	r, err = ReadRound(parse(t, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":{"opaque":1}}}`))
-	if err != nil || string(r.RetryFields(nil)) != `"requestState":{"opaque":1}` {
-		t.Errorf("state-only round: %q, %v", r.RetryFields(nil), err)
+	if err != nil || string(RetryFields(nil, r.State)) != `"requestState":{"opaque":1}` {
+		t.Errorf("state-only round: %q, %v", RetryFields(nil, r.State), err)
 	}
 	if _, err := ReadRound(parse(t, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required"}}`)); err != ErrEmptyRound {
 		t.Errorf("empty round: %v", err)
@@ -174,7 +174,7 @@ func FuzzReadRound(f *testing.F) {
 		for k := range r.Requests {
 			answers[k] = []byte(`{}`)
 		}
-		obj := append(append([]byte("{"), r.RetryFields(answers)...), '}')
+		obj := append(append([]byte("{"), RetryFields(answers, r.State)...), '}')
 		if !json.Valid(obj) {
 			t.Fatalf("retry fields %s are not JSON", obj)
 		}

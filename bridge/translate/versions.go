@@ -66,3 +66,8 @@ func SupportedVersions(m *wire.Message) []string {
 	}
 	return versions
 }
+
+// AllowsBatch reports whether revision v has JSON-RPC batches: only
+// 2025-03-26 does (2025-06-18 changelog: "Remove support for JSON-RPC
+// batching").
+func AllowsBatch(v string) bool { return v == "2025-03-26" }
