@@ -14,14 +14,14 @@ import (
 
 // ModernVersion is the 2026-07-28 protocol revision, the one stateless
 // clients send in every request's _meta.
-const ModernVersion = "2026-07-28"
+const ModernVersion = translate.Modern
 
 // probeMeta is the _meta envelope of the bridge's own requests to a child.
-const probeMeta = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bridge","version":"1"}}}`
+var probeMeta = `{"_meta":{` + string(translate.EnvelopeFields(translate.Modern, nil, []byte(`{"name":"mcp-bridge","version":"1"}`), "")) + `}}`
 
 // bridgeCapabilities are what the bridge declares when it performs the
 // handshake with a legacy child on behalf of 2026-07-28 clients: every
-// server-to-client request it can carry across as input_required.
+// server-to-client request it can carry across in an input round.
 const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"listChanged":true}}`
 
 // sharedChild is the one child that every modern (2026-07-28) client
@@ -32,7 +32,7 @@ const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"l
 // initializes the child itself, answers server/discover from the result,
 // adds resultType to results, serves subscriptions/listen from the child's
 // notifications, maps per-request log levels onto logging/setLevel, and
-// turns the child's server-to-client requests into input_required results.
+// turns the child's server-to-client requests into input rounds.
 type sharedChild struct {
 	h      *Handler
 	conn   atomic.Pointer[childConn]
@@ -46,7 +46,7 @@ type sharedChild struct {
 	mu        sync.Mutex
 	ready     bool
 	readyCh   chan struct{} // closed while a handshaken child is available
-	versions  []string      // supportedVersions from the child's server/discover
+	versions  []string      // the versions the child's server/discover lists
 	modernVs  []string      // the modern ones among them (for -32022)
 	discover  []byte        // the DiscoverResult (the child's, or built from initialize)
 	lastError string
@@ -179,13 +179,12 @@ func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 	var versions []string
 	if resp.Result.Present() {
 		var r struct {
-			SupportedVersions []string `json:"supportedVersions"`
-			Capabilities      struct {
+			Capabilities struct {
 				Tools *struct{} `json:"tools"`
 			} `json:"capabilities"`
 		}
 		if json.Unmarshal(resp.Bytes(resp.Result), &r) == nil {
-			versions = r.SupportedVersions
+			versions = translate.SupportedVersions(resp)
 			s.mu.Lock()
 			s.discover = clone(resp.Bytes(resp.Result))
 			s.mu.Unlock()
@@ -263,7 +262,7 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 		s.versions = versions
 		s.modernVs = nil
 		for _, v := range versions {
-			if v >= ModernVersion {
+			if translate.IsModern(v) {
 				s.modernVs = append(s.modernVs, v)
 			}
 		}
@@ -340,7 +339,7 @@ func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
 }
 
 // childRequest: 2026-07-28 forbids server-to-client requests. A legacy
-// child's are carried to the client as input_required; otherwise they are
+// child's are carried to the client in input rounds; otherwise they are
 // answered so that the child does not wait forever.
 func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 	if s.erasKnown() && !s.eras.modern {
@@ -349,7 +348,7 @@ func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 	}
 	s.h.warn.event(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
-		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))
+		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (ask in an input round)", nil))
 }
 
 // erasKnown reports whether the era probe is over (before that, a message
