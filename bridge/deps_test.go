@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,8 +32,16 @@ func TestImportRules(t *testing.T) {
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},
 	}
+	// Both directions translate through bridge/translate, none on its own.
+	mustImport := map[string]string{
+		module + "/bridge/serve":   module + "/bridge/translate",
+		module + "/bridge/connect": module + "/bridge/translate",
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
+		if want, ok := mustImport[pkg]; ok && !slices.Contains(strings.Fields(imports), want) {
+			t.Errorf("%s does not import %s", pkg, want)
+		}
 		for prefix, bad := range forbidden {
 			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
 				continue

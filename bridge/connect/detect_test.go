@@ -261,3 +261,32 @@ func TestPinnedLegacyModernHost(t *testing.T) {
 		}
 	}
 }
+
+// auto: a modern host against a legacy server that answers server/discover
+// the way supergateway 4.0.0 does, HTTP 404 with a JSON-RPC -32601. That
+// is a legacy server (a 2026-07-28 one "MUST implement" server/discover):
+// the host's discover is answered from a legacy session.
+func TestDetectModernHostDiscover404MethodNotFound(t *testing.T) {
+	rl := newRawLegacy()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body := readBody(r)
+			var m wire.Message
+			wire.Parse(body, &m)
+			if m.Method == "server/discover" {
+				jsonErr(w, http.StatusNotFound, m.IDBytes(), wire.CodeMethodNotFound, "Method not found", "")
+				return
+			}
+			r.Body = readCloser(body)
+		}
+		rl.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL})
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	r, _ := h.response("1", 10*time.Second)
+	if dig(r, "result", "_meta", wire.MetaServerInfo, "name") != "raw-legacy" || jsonText(dig(r, "result", "supportedVersions")) != `["2026-07-28"]` {
+		t.Fatalf("discover through a legacy server that says 404 -32601: %v, want it answered from a legacy session", r)
+	}
+	h.close()
+}
