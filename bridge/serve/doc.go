@@ -16,7 +16,7 @@
 // budgets), the children and the maps that tie a client's request to the
 // child's.
 //
-// Files are named by what they serve: shared.go is the shared child for
+// Files are named by what they serve: modern_shared.go is the shared child for
 // 2026-07-28 clients (modern.go routes their requests, mrtr.go carries a
 // legacy child's server-to-client requests to them as input rounds);
 // legacy_shared.go is the shared child for 2025 sessions; sessions.go and
