@@ -48,6 +48,7 @@ fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
+fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
