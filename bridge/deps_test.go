@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,13 +26,25 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient/oauth": {module + "/"},
 		module + "/stdiohost":        {module + "/bridge", module + "/httpclient", module + "/cmd", "net/http"},
 		module + "/bridge":           {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
+		// The era translations sit below both directions: they may use
+		// bridge/wire, nothing that owns a transport.
+		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
+		module + "/bridge/wire":      {module + "/"},
 		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},
 	}
+	// Both directions translate through bridge/translate, none on its own.
+	mustImport := map[string]string{
+		module + "/bridge/serve":   module + "/bridge/translate",
+		module + "/bridge/connect": module + "/bridge/translate",
+	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
+		if want, ok := mustImport[pkg]; ok && !slices.Contains(strings.Fields(imports), want) {
+			t.Errorf("%s does not import %s", pkg, want)
+		}
 		for prefix, bad := range forbidden {
 			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
 				continue

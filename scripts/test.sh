@@ -83,6 +83,7 @@ fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
+fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata

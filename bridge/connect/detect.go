@@ -122,7 +122,7 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if !ok {
 			return false
 		}
-		v, _ = classifyStatus(se)
+		v, _ = classifyStatus(se, m.Method)
 		if v == verdictLegacy && !legacyOnly(se.Body) {
 			// A refusal without a version list is weak evidence (a
 			// gateway may say 404 for other reasons): the probe decides.

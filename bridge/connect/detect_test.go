@@ -39,6 +39,7 @@ func TestClassifyStatus(t *testing.T) {
 		{"-32021 missing capability", 400, rpc(-32021, `{"requiredCapabilities":{}}`), verdictModern, "2026-07-28"},
 		{"-32602 missing _meta field", 400, rpc(-32602, ""), verdictModern, "2026-07-28"},
 		{"404 -32601 unknown method", 404, rpc(-32601, ""), verdictModern, "2026-07-28"},
+		{"404 -32601 to server/discover (supergateway)", 404, rpc(-32601, ""), verdictLegacy, ""},
 		{"400 plain text", 400, []byte("Bad Request: Server not initialized"), verdictLegacy, ""},
 		{"400 legacy JSON-RPC error", 400, rpc(-32000, ""), verdictLegacy, ""},
 		{"404 empty", 404, nil, verdictLegacy, ""},
@@ -48,7 +49,11 @@ func TestClassifyStatus(t *testing.T) {
 		{"429 is an outage", 429, nil, verdictUnknown, ""},
 	}
 	for _, tt := range tests {
-		v, ver := classifyStatus(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body})
+		method := "tools/call"
+		if strings.Contains(tt.name, "server/discover") {
+			method = "server/discover"
+		}
+		v, ver := classifyStatus(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body}, method)
 		if v != tt.want || ver != tt.version {
 			t.Errorf("%s: got %v %q, want %v %q", tt.name, v, ver, tt.want, tt.version)
 		}
@@ -255,4 +260,33 @@ func TestPinnedLegacyModernHost(t *testing.T) {
 			t.Errorf("a modern message reached the legacy remote: %s", s.body)
 		}
 	}
+}
+
+// auto: a modern host against a legacy server that answers server/discover
+// the way supergateway 4.0.0 does, HTTP 404 with a JSON-RPC -32601. That
+// is a legacy server (a 2026-07-28 one "MUST implement" server/discover):
+// the host's discover is answered from a legacy session.
+func TestDetectModernHostDiscover404MethodNotFound(t *testing.T) {
+	rl := newRawLegacy()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body := readBody(r)
+			var m wire.Message
+			wire.Parse(body, &m)
+			if m.Method == "server/discover" {
+				jsonErr(w, http.StatusNotFound, m.IDBytes(), wire.CodeMethodNotFound, "Method not found", "")
+				return
+			}
+			r.Body = readCloser(body)
+		}
+		rl.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL})
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	r, _ := h.response("1", 10*time.Second)
+	if dig(r, "result", "_meta", wire.MetaServerInfo, "name") != "raw-legacy" || jsonText(dig(r, "result", "supportedVersions")) != `["2026-07-28"]` {
+		t.Fatalf("discover through a legacy server that says 404 -32601: %v, want it answered from a legacy session", r)
+	}
+	h.close()
 }

@@ -15,17 +15,26 @@
 // one response — the server's, or a JSON-RPC error that says what went
 // wrong (HTTP status, body excerpt) — unless the host cancelled it.
 //
+// Files are named by who speaks which era: legacyremote.go and
+// modernremote.go hold what a remote of each era needs on the wire
+// (session and GET stream; request-metadata headers and listen streams),
+// legacyhost*.go and modernhost*.go the translation for a host of that era
+// on a remote of the other.
+//
 // When host and remote speak different eras the bridge translates
 // (Config.Protocol pins the remote's era; auto detects it from the
 // remote's answers, probing server/discover when they are ambiguous, see
-// era.go and detect.go). A legacy host on a 2026-07-28-only remote
+// era.go and detect.go). The translations themselves — versions, the
+// handshake, the envelope, input rounds, result completion — are
+// bridge/translate's; this package owns the transport, the maps of
+// pending calls and streams, and who is asked. A legacy host on a 2026-07-28-only remote
 // (legacyhost*.go) gets its initialize answered from server/discover, its
-// requests enveloped in _meta, input_required turned into real
+// requests enveloped in _meta, input rounds turned into real
 // server-to-client requests and list_changed from a subscriptions/listen
 // stream. A 2026-07-28 host on a legacy-only remote (modernhost*.go) gets
 // server/discover answered from a legacy session the bridge opens,
 // resultType and caching hints added, server-to-client requests turned
-// into input_required, and change notifications on its own
+// into input rounds, and change notifications on its own
 // subscriptions/listen streams. docs/compatibility.md lists what cannot be
 // translated.
 //

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
@@ -20,20 +20,9 @@ import (
 // ambiguous (2026-07-28 streamable-http §Backward Compatibility; the
 // decision table is in docs/compatibility.md).
 
-// modernVersion is the 2026-07-28 revision, the first modern one.
-const modernVersion = "2026-07-28"
-
-// legacyVersion is what the bridge answers or offers in a handshake when
-// it has no better choice: the newest handshake-era revision.
-const legacyVersion = "2025-11-25"
-
 // probeTimeout bounds a server/discover probe; running out of it is an
 // outage, not era evidence.
 const probeTimeout = 30 * time.Second
-
-// isModernVersion reports whether v names a per-request-metadata revision.
-// Protocol versions are dates, so they compare as strings.
-func isModernVersion(v string) bool { return v >= modernVersion }
 
 // verdict is what the bridge knows about the remote's era.
 type verdict int8
@@ -181,42 +170,38 @@ func fromSupported(data []byte) (verdict, string) {
 		Supported []string `json:"supported"`
 	}
 	json.Unmarshal(data, &d)
-	if v := pickModern(d.Supported); v != "" {
+	if v := translate.PickModern(d.Supported); v != "" {
 		return verdictModern, v
 	}
 	if len(d.Supported) > 0 {
 		return verdictLegacy, ""
 	}
-	return verdictModern, modernVersion
+	return verdictModern, translate.Modern
 }
 
-// pickModern chooses the modern version to speak from a supported list:
-// the bridge's own, else the oldest modern one offered.
-func pickModern(versions []string) string {
-	if slices.Contains(versions, modernVersion) {
-		return modernVersion
-	}
-	best := ""
-	for _, v := range versions {
-		if isModernVersion(v) && (best == "" || v < best) {
-			best = v
-		}
-	}
-	return best
-}
-
-// classifyStatus reads an HTTP error answer to a modern request per the
-// decision table: 401/403 are an auth problem and no era evidence;
+// classifyStatus reads an HTTP error answer to a modern request for method
+// per the decision table: 401/403 are an auth problem and no era evidence;
 // 400/404 with a recognized modern error mean modern; other 400/404/405
 // mean legacy; anything else (5xx, 429, ...) is an outage.
-func classifyStatus(se *httpclient.StatusError) (verdict, string) {
+//
+// -32601 is modern evidence only for a method a modern server may lack. A
+// modern server cannot lack server/discover ("servers MUST implement this
+// RPC", 2026-07-28 changelog), so a 404 with -32601 to it comes
+// from a legacy server (supergateway 4.0.0 answers so), which "respond[s]
+// to unknown pre-initialize requests with implementation-defined errors
+// (commonly -32601 or -32602)" (transports §Backward Compatibility).
+func classifyStatus(se *httpclient.StatusError, method string) (verdict, string) {
 	switch se.StatusCode {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
-		if code, data, ok := rpcError(se.Body); ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
+		code, data, ok := rpcError(se.Body)
+		if ok && code == wire.CodeMethodNotFound && method == "server/discover" {
+			return verdictLegacy, ""
+		}
+		if ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
 			if code == wire.CodeUnsupportedVersion {
 				return fromSupported(data)
 			}
-			return verdictModern, modernVersion
+			return verdictModern, translate.Modern
 		}
 		return verdictLegacy, ""
 	}
@@ -234,47 +219,25 @@ func classifyDiscover(m *wire.Message) (verdict, string) {
 		case m.ErrorCode == wire.CodeUnsupportedVersion:
 			data, _ := wire.Field(m.Raw, m.Error, "data")
 			if !data.Present() {
-				return verdictModern, modernVersion
+				return verdictModern, translate.Modern
 			}
 			return fromSupported(m.Bytes(data))
 		case m.ErrorCode == wire.CodeHeaderMismatch || m.ErrorCode == wire.CodeMissingCapability:
-			return verdictModern, modernVersion
+			return verdictModern, translate.Modern
 		}
 		return verdictLegacy, ""
 	}
-	var versions []string
-	if sp, ok := wire.Field(m.Raw, m.Result, "supportedVersions"); ok {
-		json.Unmarshal(m.Bytes(sp), &versions)
-	}
-	if v := pickModern(versions); v != "" {
+	if v := translate.PickModern(translate.SupportedVersions(m)); v != "" {
 		return verdictModern, v
 	}
 	return verdictLegacy, ""
-}
-
-// modernMeta builds the 2026-07-28 request envelope fields (basic/index
-// §_meta: protocolVersion and clientCapabilities "MUST be included on every
-// request"; clientInfo SHOULD).
-func modernMeta(version string, caps, info []byte, logLevel string) []byte {
-	if len(caps) == 0 {
-		caps = []byte("{}")
-	}
-	f := wire.AppendString([]byte(`"`+wire.MetaProtocolVersion+`":`), version)
-	f = append(append(f, `,"`+wire.MetaClientCapabilities+`":`...), caps...)
-	if len(info) > 0 {
-		f = append(append(f, `,"`+wire.MetaClientInfo+`":`...), info...)
-	}
-	if logLevel != "" {
-		f = wire.AppendString(append(f, `,"`+wire.MetaLogLevel+`":`...), logLevel)
-	}
-	return f
 }
 
 // probe sends server/discover with full modern headers and judges the
 // answer. An error means no verdict: the remote is unreachable, failing
 // (5xx) or wants credentials (401/403), which the caller reports.
 func (b *Bridge) probe(ctx context.Context, caps, info []byte) (probeResult, error) {
-	version := modernVersion
+	version := translate.Modern
 	for attempt := 0; ; attempt++ {
 		pr, retryWith, err := b.probeOnce(ctx, version, caps, info)
 		if err == nil && retryWith != "" && attempt == 0 {
@@ -295,7 +258,7 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	id := b.mintID("probe")
-	params := append(append([]byte(`{"_meta":{`), modernMeta(version, caps, info, "")...), "}}"...)
+	params := append(append([]byte(`{"_meta":{`), translate.EnvelopeFields(version, caps, info, "")...), "}}"...)
 	body := wire.Request(id, "server/discover", params)
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
@@ -315,7 +278,7 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		if !errors.As(err, &se) {
 			return pr, "", err
 		}
-		v, ver := classifyStatus(se)
+		v, ver := classifyStatus(se, "server/discover")
 		if v == verdictUnknown {
 			return pr, "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,7 +24,7 @@ import (
 //     unsubscribe (kept as the URI set of a subscriptions/listen stream,
 //     which also carries the list_changed notifications a legacy server
 //     would send unasked);
-//   - an input_required result becomes real requests to the host, and the
+//   - an InputRequiredResult becomes real requests to the host, and the
 //     bridge retries the call with their answers (legacyhost_input.go).
 type legacyHost struct {
 	b *Bridge
@@ -42,12 +43,6 @@ type legacyHost struct {
 	listen   *listenRun
 }
 
-// hostVersions are the handshake-era revisions the bridge can speak to a
-// host over stdio ("If the server supports the requested protocol version,
-// it MUST respond with the same version", 2025-11-25 lifecycle §Version
-// Negotiation).
-var hostVersions = map[string]bool{"2025-11-25": true, "2025-06-18": true, "2025-03-26": true}
-
 // adopt takes the host's initialize and the remote's discovery.
 func (h *legacyHost) adopt(init []byte, pr probeResult) {
 	h.mu.Lock()
@@ -57,6 +52,15 @@ func (h *legacyHost) adopt(init []byte, pr probeResult) {
 	h.discover = pr.result
 	h.caps = parseRemoteCaps(discoverField(pr.result, "capabilities"))
 	h.b.client.SetSessionID("") // 2026-07-28 has no sessions
+}
+
+// resultOf returns the result object of response resp (nil if none).
+func resultOf(resp []byte) []byte {
+	var m wire.Message
+	if resp == nil || wire.Parse(resp, &m) != nil || !m.Result.Present() {
+		return nil
+	}
+	return m.Bytes(m.Result)
 }
 
 // discoverField returns a top-level field of a DiscoverResult response.
@@ -149,28 +153,7 @@ func (h *legacyHost) answerInitialize(p *pending) {
 	h.mu.Lock()
 	version, disc := h.hs.version, h.discover
 	h.mu.Unlock()
-	if !hostVersions[version] {
-		// "Otherwise, the server MUST respond with another protocol
-		// version it supports."
-		version = legacyVersion
-	}
-	caps := discoverField(disc, "capabilities")
-	if len(caps) == 0 || caps[0] != '{' {
-		caps = []byte("{}")
-	}
-	info := []byte(`{"name":"mcp-bridge remote","version":"unknown"}`)
-	if meta := discoverField(disc, "_meta"); meta != nil {
-		if sp, ok := wire.Field(meta, wire.Span{Start: 0, End: len(meta)}, wire.MetaServerInfo); ok && meta[sp.Start] == '{' {
-			info = meta[sp.Start:sp.End]
-		}
-	}
-	r := wire.AppendString([]byte(`{"protocolVersion":`), version)
-	r = append(append(r, `,"capabilities":`...), caps...)
-	r = append(append(r, `,"serverInfo":`...), info...)
-	if ins := discoverField(disc, "instructions"); ins != nil {
-		r = append(append(r, `,"instructions":`...), ins...)
-	}
-	r = append(r, '}')
+	r := translate.InitializeFromDiscover(resultOf(disc), translate.NegotiateLegacy(version))
 	h.b.writeFinal(p, wire.ResultResponse(p.id, r))
 }
 
@@ -213,21 +196,18 @@ func (h *legacyHost) subscribe(uri string, on bool) {
 	}
 }
 
-// envelopeKeys are the _meta keys of the 2026-07-28 request envelope.
-var envelopeKeys = []string{wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaLogLevel}
-
 // envelope returns m with the 2026-07-28 _meta envelope: the modern
 // version, the capabilities and identity the host declared in its
 // initialize, and its log level once it set one.
 func (h *legacyHost) envelope(m *wire.Message) ([]byte, error) {
 	h.mu.Lock()
-	fields := modernMeta(h.version, h.hs.caps, h.hs.info, h.logLevel)
+	fields := translate.EnvelopeFields(h.version, h.hs.caps, h.hs.info, h.logLevel)
 	h.mu.Unlock()
 	msg := *m
-	for _, k := range envelopeKeys {
+	for _, k := range translate.EnvelopeKeys {
 		if _, ok := wire.Field(m.Raw, m.Meta, k); ok {
 			// The bridge's envelope wins: the remote must see one version.
-			raw := wire.WithoutFields(m.Raw, m.Meta, envelopeKeys...)
+			raw := wire.WithoutFields(m.Raw, m.Meta, translate.EnvelopeKeys...)
 			if err := wire.Parse(raw, &msg); err != nil {
 				return nil, err
 			}
@@ -237,11 +217,11 @@ func (h *legacyHost) envelope(m *wire.Message) ([]byte, error) {
 	return wire.WithMetaFields(&msg, fields), nil
 }
 
-// maxInputRounds bounds the input_required rounds of one request.
+// maxInputRounds bounds the input rounds of one request.
 const maxInputRounds = 16
 
 // call forwards a request in the 2026-07-28 form and answers the host with
-// one ordinary response, driving any input_required rounds in between.
+// one ordinary response, driving any input rounds in between.
 func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	b := h.b
 	if err := h.ensureDiscovered(ctx); err != nil {
@@ -262,7 +242,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	}
 	var inputRequired []byte
 	b.setHooks(p, func(fm *wire.Message) {
-		if fm.Result.Present() && fm.ResultType() == "input_required" {
+		if translate.IsInputRequired(fm) {
 			inputRequired = clone(fm.Raw)
 			return
 		}
@@ -291,7 +271,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		}
 		// mrtr §Client Requirements: the retry is the original request
 		// with a new id ("The JSON-RPC id MUST be different"),
-		// inputResponses and the requestState echoed byte for byte.
+		// the input responses and the request state echoed byte for byte.
 		b.setWireID(p, b.mintID("retry"))
 		retry := wire.WithParamsFields(&orig, fields)
 		var rm wire.Message

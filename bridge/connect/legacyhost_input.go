@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,56 +24,35 @@ import (
 
 var errHostGone = errors.New("the host closed its connection")
 
-// inputRequest is one entry of inputRequests.
-type inputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
-// fulfil answers one input_required result and returns the params fields
-// of the retry: inputResponses (when the server asked for input) and the
-// requestState, echoed byte for byte ("the client MUST echo back the exact
+// fulfil answers one InputRequiredResult and returns the params fields
+// of the retry: the input responses (when the server asked for input) and the
+// request state, echoed byte for byte ("the client MUST echo back the exact
 // value of that field").
 func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round int) ([]byte, error) {
 	var m wire.Message
 	if err := wire.Parse(msg, &m); err != nil {
 		return nil, err
 	}
-	irSpan, hasIR := wire.Field(m.Raw, m.Result, "inputRequests")
-	rsSpan, hasRS := wire.Field(m.Raw, m.Result, "requestState")
-	if !hasIR && !hasRS {
-		return nil, errors.New("the remote answered input_required with neither inputRequests nor requestState")
+	ir, err := translate.ReadRound(&m)
+	if err != nil {
+		return nil, err
 	}
-	var fields []byte
-	if hasIR {
-		var reqs map[string]inputRequest
-		if err := json.Unmarshal(m.Bytes(irSpan), &reqs); err != nil {
-			return nil, errors.New("the remote sent malformed inputRequests: " + err.Error())
-		}
-		answers, err := h.askHost(ctx, p, reqs)
+	var answers map[string][]byte
+	if len(ir.Requests) > 0 {
+		answers, err = h.askHost(ctx, p, ir.Requests)
 		if err != nil {
 			return nil, err
 		}
-		if len(reqs) > 0 && len(answers) == 0 {
+		if len(answers) == 0 {
 			// A retry without any of the input would only be asked again.
-			methods := make([]string, 0, len(reqs))
-			for _, r := range reqs {
+			methods := make([]string, 0, len(ir.Requests))
+			for _, r := range ir.Requests {
 				methods = append(methods, r.Method)
 			}
 			slices.Sort(methods)
 			return nil, fmt.Errorf("the remote needs input the host did not give (%s: capability not declared, or the host answered with an error)", strings.Join(slices.Compact(methods), ", "))
 		}
-		fields = append(fields, `"inputResponses":{`...)
-		for i, k := range slices.Sorted(maps.Keys(answers)) {
-			if i > 0 {
-				fields = append(fields, ',')
-			}
-			fields = append(wire.AppendString(fields, k), ':')
-			fields = append(fields, answers[k]...)
-		}
-		fields = append(fields, '}')
-	}
-	if !hasIR || len(m.Bytes(irSpan)) <= 2 {
+	} else {
 		// No input to gather: the server sheds load or just wants the
 		// state back. The client "MAY retry the original request
 		// immediately"; a growing pause keeps a busy server from being
@@ -85,13 +65,7 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round i
 			return nil, ctx.Err()
 		}
 	}
-	if hasRS {
-		if len(fields) > 0 {
-			fields = append(fields, ',')
-		}
-		fields = append(append(fields, `"requestState":`...), m.Bytes(rsSpan)...)
-	}
-	return fields, nil
+	return translate.RetryFields(answers, ir.State), nil
 }
 
 // askHost sends each input request to the host as a JSON-RPC request and
@@ -100,7 +74,7 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, round i
 // that the client has not declared support for"), and one the host answers
 // with an error is left out: either way the server sees the key missing
 // and "SHOULD respond with a new InputRequiredResult" or fail the call.
-func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]inputRequest) (map[string][]byte, error) {
+func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]translate.InputRequest) (map[string][]byte, error) {
 	b := h.b
 	h.mu.Lock()
 	var caps wire.Capabilities

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
@@ -119,7 +120,7 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 	bo := listenBackoff()
 	for {
 		h.mu.Lock()
-		meta := modernMeta(h.version, h.hs.caps, h.hs.info, "")
+		meta := translate.EnvelopeFields(h.version, h.hs.caps, h.hs.info, "")
 		h.mu.Unlock()
 		id := b.mintID("listen")
 		params := append(append(append(append([]byte(`{"_meta":{`), meta...), `},"notifications":`...), filter...), '}')

@@ -4,20 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
-	"go.uber.org/goleak"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -26,28 +21,7 @@ import (
 var bridgeBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "connect-test")
-	if err != nil {
-		panic(err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bridgeBin = filepath.Join(dir, "mcp-bridge")
-	cmd := exec.Command("go", "build", "-o", bridgeBin, "./cmd/mcp-bridge")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building mcp-bridge: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	testmain.Run(m, map[string]string{"mcp-bridge": "./cmd/mcp-bridge"}, func(bins map[string]string) { bridgeBin = bins["mcp-bridge"] })
 }
 
 // host plays a stdio host against an in-process Bridge: it writes lines to

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,7 +24,7 @@ import (
 //     envelope, which would make a dual-era server treat them as modern;
 //   - results get the fields 2026-07-28 requires: resultType, and caching
 //     hints on the cacheable ones (server/utilities/caching);
-//   - server-to-client requests become input_required results
+//   - server-to-client requests become InputRequiredResults
 //     (modernhost_call.go), change notifications go to the host's
 //     subscriptions/listen streams (modernhost_listen.go).
 type modernHost struct {
@@ -43,7 +44,10 @@ type modernHost struct {
 	subs      map[string]int // resource URI -> listeners subscribed to it
 
 	tokMu  sync.Mutex
-	tokens map[string]*call // suspended calls by requestState
+	tokens map[string]*call // suspended calls by request state
+
+	rootsMu sync.Mutex
+	roots   []byte // the host's latest answer to a roots/list, nil before one
 }
 
 func (h *modernHost) init(b *Bridge) {
@@ -60,21 +64,12 @@ func (h *modernHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 		h.discover(ctx, p, m)
 	case m.Method == "subscriptions/listen":
 		h.listen(ctx, p, m)
-	case hasParam(m, "requestState"):
+	case translate.IsRetry(m):
 		h.resume(ctx, p, m)
 	default:
 		h.call(ctx, p, m)
 	}
 }
-
-func hasParam(m *wire.Message, key string) bool {
-	_, ok := wire.Field(m.Raw, m.Params, key)
-	return ok
-}
-
-// defaultClientInfo stands in for a host that sent no clientInfo, which
-// initialize requires.
-var defaultClientInfo = []byte(`{"name":"mcp-bridge","version":"unknown"}`)
 
 // ensureSession initializes the remote's legacy session, once: initialize
 // with the newest handshake version, then notifications/initialized
@@ -87,20 +82,8 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	if h.ready {
 		return nil
 	}
-	caps := []byte("{}")
-	if sp, ok := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities); ok && m.Raw[sp.Start] == '{' {
-		caps = m.Bytes(sp)
-	}
-	info := defaultClientInfo
-	if sp, ok := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo); ok && m.Raw[sp.Start] == '{' {
-		info = m.Bytes(sp)
-	}
 	id := h.b.mintID("init")
-	params := wire.AppendString([]byte(`{"protocolVersion":`), legacyVersion)
-	params = append(append(params, `,"capabilities":`...), caps...)
-	params = append(append(params, `,"clientInfo":`...), info...)
-	params = append(params, '}')
-	body := wire.Request(id, "initialize", params)
+	body := wire.Request(id, "initialize", translate.InitializeParams(m))
 	var im wire.Message
 	if err := wire.Parse(body, &im); err != nil {
 		return err
@@ -182,56 +165,7 @@ func (h *modernHost) discover(ctx context.Context, p *pending, m *wire.Message) 
 	h.initMu.Lock()
 	init := h.result
 	h.initMu.Unlock()
-	caps := discoverField(init, "capabilities")
-	if len(caps) == 0 || caps[0] != '{' {
-		caps = []byte("{}")
-	}
-	info := discoverField(init, "serverInfo")
-	if len(info) == 0 {
-		info = []byte(`{"name":"mcp-bridge remote","version":"unknown"}`)
-	}
-	r := []byte(`{"resultType":"complete","supportedVersions":["` + modernVersion + `"],"capabilities":`)
-	r = append(r, caps...)
-	if ins := discoverField(init, "instructions"); ins != nil {
-		r = append(append(r, `,"instructions":`...), ins...)
-	}
-	// A session's answer is the session's: "private" keeps a cache from
-	// sharing it across authorization contexts (server/utilities/caching).
-	r = append(r, `,"ttlMs":0,"cacheScope":"private","_meta":{"`+wire.MetaServerInfo+`":`...)
-	r = append(append(r, info...), "}}"...)
-	b.writeFinal(p, wire.ResultResponse(p.id, r))
-}
-
-// toLegacy returns m as the remote sees it: under the bridge's id and
-// without the 2026-07-28 envelope keys. Other _meta (progressToken,
-// trace context) stays.
-func toLegacy(m *wire.Message, id []byte) ([]byte, error) {
-	out := wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
-	if !m.Meta.Present() {
-		return out, nil
-	}
-	var om wire.Message
-	if err := wire.Parse(out, &om); err != nil {
-		return nil, err
-	}
-	return wire.WithoutFields(out, om.Meta, envelopeKeys...), nil
-}
-
-// shape returns the remote's response as the host must see it: under the
-// host's id, completed as a 2026-07-28 result (wire.CompleteResultEdit:
-// resultType, and caching hints on the cacheable methods), in one copy.
-func shape(fm *wire.Message, method string, hostID []byte) []byte {
-	edits := make([]wire.Edit, 0, 2)
-	if fm.ID.Present() {
-		edits = append(edits, wire.Edit{Span: fm.ID, Value: hostID})
-	}
-	if e, ok := wire.CompleteResultEdit(fm, method); ok {
-		edits = append(edits, e)
-	}
-	if len(edits) == 0 {
-		return fm.Raw
-	}
-	return wire.Splice(fm.Raw, edits...)
+	b.writeFinal(p, wire.ResultResponse(p.id, translate.DiscoverFromInitialize(resultOf(init))))
 }
 
 // applyLogLevel maps the per-request log level of 2026-07-28 onto the
@@ -258,7 +192,7 @@ func (h *modernHost) applyLogLevel(ctx context.Context, m *wire.Message) {
 
 // fromRemote handles a message the remote sent outside any request's
 // stream (the GET stream, mostly). A 2026-07-28 host expects nothing
-// unasked: server requests go to a call as input_required, change
+// unasked: server requests go to a call as an input round, change
 // notifications to the listen streams, progress to the request that owns
 // the token; the rest is dropped.
 func (h *modernHost) fromRemote(msg []byte) {
@@ -275,8 +209,10 @@ func (h *modernHost) fromRemote(msg []byte) {
 		switch {
 		case changeNotification(m.Method):
 			h.broadcast(&m)
-		case m.Method == "notifications/progress" && h.ownsProgress(m.Bytes(m.ProgressToken)):
-			h.b.write(msg)
+		case m.Method == "notifications/progress":
+			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
+				c.forwardProgress(msg, &m)
+			}
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}

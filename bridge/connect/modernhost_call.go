@@ -2,9 +2,6 @@ package connect
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,23 +21,16 @@ import (
 // stream), and waits for the answer before it finishes the call. A
 // 2026-07-28 host cannot receive requests ("The server MUST NOT write
 // JSON-RPC requests to stdout", stdio); it can only answer an
-// input_required result and retry. So the bridge answers the host's call
-// with input_required, keeps the call's POST stream open (unread messages
-// wait in it), and when the host retries — new id, inputResponses, the
-// requestState the bridge made up — POSTs the host's answers to the remote
+// InputRequiredResult and retry. So the bridge answers the host's call
+// with an InputRequiredResult, keeps the call's POST stream open (unread messages
+// wait in it), and when the host retries — new id, the input responses, the
+// request state the bridge made up — POSTs the host's answers to the remote
 // as the responses to its requests and goes on reading the original
 // stream. The call's result reaches the host under the retry's id.
 
 // suspendTimeout bounds how long a call waits for the host's retry (a
 // variable for tests).
 var suspendTimeout = 10 * time.Minute
-
-var (
-	// mrtrMethods may be answered with input_required: "Servers MUST NOT
-	// send InputRequiredResult responses on any other client requests"
-	// (mrtr §Supported Requests).
-	mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
-)
 
 // serverReq is a server-to-client request waiting for the host.
 type serverReq struct {
@@ -55,22 +46,27 @@ type call struct {
 	method   string
 	wid      []byte   // the remote's id for it
 	orig     *pending // the host request that started it
-	progress []byte   // its progress token, raw
+	progress []byte   // its progress token, raw: the one the remote knows
 	ctx      context.Context
 	cancel   context.CancelFunc
 
-	mu      sync.Mutex
-	host    *pending // the host request the call answers next
-	caps    wire.Capabilities
-	logs    bool                 // the host asked for log messages
-	state   string               // the requestState while suspended
-	asked   map[string]serverReq // by input key, while suspended
-	queue   []serverReq          // server requests that came while suspended
-	resumed chan struct{}        // closed when a suspension ends
-	timer   *time.Timer
-	nextKey int
-	done    bool  // the host got its final answer (or never will)
-	dead    error // the bridge gave up on the call while suspended
+	mu   sync.Mutex
+	host *pending // the host request the call answers next
+	// hostToken is the progress token of host, nil if it asked for none.
+	// A retry carries a token of its own, and the host has forgotten the
+	// first round's ("Received a progress notification for an unknown
+	// token"): the remote's progress goes out under this one.
+	hostToken []byte
+	caps      wire.Capabilities
+	logs      bool                 // the host asked for log messages
+	state     string               // the request state while suspended
+	asked     map[string]serverReq // by input key, while suspended
+	queue     []serverReq          // server requests that came while suspended
+	resumed   chan struct{}        // closed when a suspension ends
+	timer     *time.Timer
+	nextKey   int
+	done      bool  // the host got its final answer (or never will)
+	dead      error // the bridge gave up on the call while suspended
 }
 
 // call forwards a request and sees it through its input rounds.
@@ -89,8 +85,9 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		caps: m.ClientCapabilities(), logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
 		c.progress = clone(m.Bytes(m.ProgressToken))
+		c.hostToken = c.progress
 	}
-	body, err := toLegacy(m, c.wid)
+	body, err := translate.ToLegacy(m, c.wid)
 	var wm wire.Message
 	if err == nil {
 		err = wire.Parse(body, &wm)
@@ -126,16 +123,17 @@ func (h *modernHost) untrack(c *call) {
 	h.mu.Unlock()
 }
 
-// ownsProgress reports whether token belongs to a call in flight.
-func (h *modernHost) ownsProgress(token []byte) bool {
+// progressOwner returns the call in flight whose remote progress token is
+// token, or nil.
+func (h *modernHost) progressOwner(token []byte) *call {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.calls {
 		if c.progress != nil && string(c.progress) == string(token) {
-			return true
+			return c
 		}
 	}
-	return false
+	return nil
 }
 
 // other handles a message on the call's stream that is not its response.
@@ -157,9 +155,27 @@ func (c *call) other(msg []byte, m *wire.Message) {
 			}
 		case changeNotification(m.Method):
 			c.h.broadcast(m)
+		case m.Method == "notifications/progress":
+			c.forwardProgress(msg, m)
 		default:
 			c.h.b.write(msg)
 		}
+	}
+}
+
+// forwardProgress writes the remote's progress for the call under the
+// token of the host request the call now answers. Between rounds nobody
+// holds a token: "Progress notifications MUST only reference tokens that
+// were provided in an active request" (basic/patterns/progress), and the
+// suspended round's request is answered.
+func (c *call) forwardProgress(msg []byte, m *wire.Message) {
+	c.mu.Lock()
+	token, suspended := c.hostToken, c.state != ""
+	c.mu.Unlock()
+	switch {
+	case suspended || token == nil || !m.ProgressToken.Present():
+	default:
+		c.h.b.write(translate.RetargetProgress(msg, m, token))
 	}
 }
 
@@ -177,7 +193,7 @@ func (c *call) final(fm *wire.Message) {
 			host := c.host
 			c.done = true
 			c.mu.Unlock()
-			c.h.b.writeFinal(host, shape(fm, c.method, host.id))
+			c.h.b.writeFinal(host, translate.Complete(fm, c.method, host.id))
 			release(host)
 			return
 		}
@@ -199,9 +215,18 @@ func release(p *pending) {
 }
 
 // serverRequest handles a server-to-client request from c's stream, or,
-// with c nil, from the GET stream, where a legacy server may also send the
-// requests of a call in flight (mcp-go sends sampling there): it goes to
-// the oldest call that can take it.
+// with c nil, from the GET stream.
+//
+// On the GET stream, messages "SHOULD be unrelated to any concurrently-
+// running JSON-RPC request from the client" (2025-11-25 transports
+// §Listening for Messages from the Server), and SEP-2260 forbids roots,
+// sampling and elicitation requests there. mcp-go v1.2.1 still sends the
+// sampling of a call in flight only there, so a sampling or elicitation
+// request, which a server makes for a handler, goes to the oldest call
+// that can take it. A roots/list there is the server's own business
+// (server-everything asks 350 ms after initialization): cutting an
+// unrelated call into an input round for it would answer that call with
+// input round it never caused, so the bridge answers it itself.
 func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 	sr := serverReq{id: clone(m.IDBytes()), method: m.Method}
 	if m.Params.Present() {
@@ -212,19 +237,42 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 		h.answerRemote(sr, []byte("{}"), 0, "")
 		return
 	}
+	if c == nil && sr.method == "roots/list" {
+		h.rootsOutsideCall(sr)
+		return
+	}
 	if c == nil {
 		c = h.pick()
 	}
 	switch {
 	case c == nil:
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, and none is in flight")
-	case !mrtrMethods[c.method]:
+	case !translate.AllowsInput(c.method):
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, not during "+c.method)
 	case !c.allows(sr.method):
 		h.refuse(sr, "client does not support "+capabilityOf(sr.method))
 	case !c.ask(sr):
 		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
 	}
+}
+
+// rootsOutsideCall answers a roots/list that belongs to no call. A
+// 2026-07-28 host can only be asked inside a call; the bridge answers
+// with the roots the host gave in its latest input round, else with the
+// error SEP-2260 names: "Clients receiving server-to-client requests with
+// no associated outbound request SHOULD respond with a -32602 (Invalid
+// Params) error."
+func (h *modernHost) rootsOutsideCall(sr serverReq) {
+	h.rootsMu.Lock()
+	roots := h.roots
+	h.rootsMu.Unlock()
+	if roots != nil {
+		h.answerRemote(sr, roots, 0, "")
+		return
+	}
+	why := "mcp-bridge: the host speaks 2026-07-28 and gives its roots only inside a call; this roots/list came on the GET stream, outside any"
+	h.b.warns.refused.Event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	h.answerRemote(sr, nil, wire.CodeInvalidParams, why)
 }
 
 func capabilityOf(method string) string {
@@ -264,7 +312,7 @@ func (h *modernHost) pick() *call {
 	defer h.mu.Unlock()
 	var waiting *call
 	for _, c := range h.calls {
-		if !mrtrMethods[c.method] {
+		if !translate.AllowsInput(c.method) {
 			continue
 		}
 		c.mu.Lock()
@@ -281,7 +329,7 @@ func (h *modernHost) pick() *call {
 }
 
 // ask puts a server request to the host through the call: at once as an
-// input_required answer, or after the open round. It reports false when the
+// InputRequiredResult, or after the open round. It reports false when the
 // call can no longer ask.
 func (c *call) ask(sr serverReq) bool {
 	c.mu.Lock()
@@ -297,36 +345,21 @@ func (c *call) ask(sr serverReq) bool {
 	return true
 }
 
-// suspendLocked answers the current host request with input_required for
-// reqs. The requestState is an unguessable token that only maps to this
+// suspendLocked answers the current host request with an InputRequiredResult for
+// reqs. The request state is an unguessable token that only maps to this
 // call; it never leaves the bridge and the host.
 func (c *call) suspendLocked(reqs []serverReq) {
 	b := c.h.b
-	var raw [18]byte
-	rand.Read(raw[:])
-	token := "mcp-bridge-" + base64.RawURLEncoding.EncodeToString(raw[:])
+	token := translate.NewState("mcp-bridge-")
 	c.state, c.asked, c.resumed = token, map[string]serverReq{}, make(chan struct{})
-	res := []byte(`{"resultType":"input_required","inputRequests":{`)
+	inputs := make([]translate.Input, len(reqs))
 	for i, sr := range reqs {
 		c.nextKey++
 		key := "r" + strconv.Itoa(c.nextKey)
 		c.asked[key] = sr
-		if i > 0 {
-			res = append(res, ',')
-		}
-		res = wire.AppendString(res, key)
-		res = wire.AppendString(append(res, `:{"method":`...), sr.method)
-		// Always a params object: clients decode it even for roots/list,
-		// which has none (the Go SDK fails on a missing one).
-		params := sr.params
-		if params == nil {
-			params = []byte("{}")
-		}
-		res = append(append(res, `,"params":`...), params...)
-		res = append(res, '}')
+		inputs[i] = translate.Input{Key: key, Method: sr.method, Params: sr.params}
 	}
-	res = wire.AppendString(append(res, `},"requestState":`...), token)
-	res = append(res, '}')
+	res := translate.InputRequired(inputs, token)
 	c.h.tokMu.Lock()
 	c.h.tokens[token] = c
 	c.h.tokMu.Unlock()
@@ -410,7 +443,7 @@ func (c *call) end(err error) {
 		cancel()
 	}
 	if token != "" {
-		return // the host holds input_required; there is no one to answer
+		return // the host holds an InputRequiredResult; there is no one to answer
 	}
 	if !host.cancelled.Load() {
 		if err == nil {
@@ -426,21 +459,17 @@ func (c *call) end(err error) {
 // remote, and the call goes on with the retry as its host request.
 func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	b := h.b
-	token, _ := wire.StringField(m.Raw, m.Params, "requestState")
+	token := translate.RetryState(m)
 	h.tokMu.Lock()
 	c := h.tokens[token]
 	delete(h.tokens, token)
 	h.tokMu.Unlock()
-	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams,
-		"mcp-bridge: requestState is unknown or expired; call again without inputResponses and requestState", nil)
+	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams, translate.ExpiredState, nil)
 	if c == nil {
 		b.writeFinal(p, expired)
 		return
 	}
-	var responses map[string]json.RawMessage
-	if sp, ok := wire.Field(m.Raw, m.Params, "inputResponses"); ok {
-		json.Unmarshal(m.Bytes(sp), &responses)
-	}
+	responses := translate.InputResponses(m)
 	c.mu.Lock()
 	if c.state != token || c.dead != nil || c.done {
 		c.mu.Unlock()
@@ -453,14 +482,24 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	c.host = p
 	b.setWireID(p, c.wid)
 	p.answered = make(chan struct{})
-	// The retry declares capabilities and log level afresh.
+	// The retry declares capabilities, log level and progress token
+	// afresh.
 	c.caps, c.logs = m.ClientCapabilities(), m.LogLevel != ""
+	c.hostToken = nil
+	if m.ProgressToken.Present() {
+		c.hostToken = clone(m.Bytes(m.ProgressToken))
+	}
 	c.mu.Unlock()
 	b.setOnCancel(p, c.cancelledByHost)
 
 	var again []serverReq
 	for _, k := range slices.Sorted(maps.Keys(asked)) {
 		if r, ok := responses[k]; ok && len(r) > 0 {
+			if asked[k].method == "roots/list" {
+				h.rootsMu.Lock()
+				h.roots = clone(r)
+				h.rootsMu.Unlock()
+			}
 			h.answerRemote(asked[k], r, 0, "")
 		} else {
 			// mrtr §Error Handling: missing input is asked for again.

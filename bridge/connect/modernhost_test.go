@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,10 @@ import (
 //   - sampleget: asks for sampling on the GET stream (as mcp-go does);
 //   - nocap: asks for sampling on the call's stream and reports the answer;
 //   - slow: never answers;
-//   - getanswer: answers on the GET stream, keeping the call's stream open.
+//   - getanswer: answers on the GET stream, keeping the call's stream open;
+//   - rootsget: sends roots/list on the GET stream (as server-everything
+//     does at start, unrelated to any call) and answers with the answer;
+//   - askroots: asks roots/list on the call's stream.
 type rawLegacy struct {
 	rec     recorder
 	get     chan string // messages for the GET stream
@@ -31,6 +35,15 @@ type rawLegacy struct {
 	deletes int
 	slow    chan struct{} // closed when a slow call's stream was closed
 	gotAns  chan struct{} // closed when a getanswer call's stream was closed
+	rootsN  int           // roots/list requests sent
+}
+
+// nextRootsID numbers the remote's roots/list requests.
+func (s *rawLegacy) nextRootsID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rootsN++
+	return strconv.Itoa(400 + s.rootsN)
 }
 
 func newRawLegacy() *rawLegacy {
@@ -149,6 +162,23 @@ func (s *rawLegacy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a, _ := s.await(r, "300")
 		b, _ := s.await(r, "301")
 		sseSend(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[],"sampling":`+a+`,"elicitation":`+b+`}}`)
+	case m.Method == "tools/call" && m.Name == "rootsget":
+		rid := s.nextRootsID()
+		s.get <- `{"jsonrpc":"2.0","id":` + rid + `,"method":"roots/list"}`
+		resp, ok := s.await(r, rid)
+		if !ok {
+			return
+		}
+		answer(w, r, body, `{"content":[],"roots":`+resp+`}`)
+	case m.Method == "tools/call" && m.Name == "askroots":
+		rid := s.nextRootsID()
+		sseStart(w)
+		sseSend(w, `{"jsonrpc":"2.0","id":`+rid+`,"method":"roots/list"}`)
+		resp, ok := s.await(r, rid)
+		if !ok {
+			return
+		}
+		sseSend(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[],"roots":`+resp+`}}`)
 	case m.Method == "tools/call" && m.Name == "slow":
 		sseStart(w)
 		<-r.Context().Done()
@@ -346,4 +376,39 @@ func TestTranslateModernHostLeavesSuspended(t *testing.T) {
 		defer rl.mu.Unlock()
 		return rl.deletes == 1
 	})
+}
+
+// A roots/list on the GET stream belongs to no call (2025 transports: GET
+// stream messages "SHOULD be unrelated to any concurrently-running JSON-RPC
+// request"), even with a call in flight: the call is not cut into an input
+// round. The bridge answers it: -32602 (SEP-2260) until the host has given
+// its roots in an input round, then those roots.
+func TestTranslateModernHostRootsOnGETStream(t *testing.T) {
+	rl := newRawLegacy()
+	srv := httptest.NewServer(rl)
+	t.Cleanup(srv.Close) // after the host's cleanup: the GET stream holds a connection
+	h := startHost(t, Config{URL: srv.URL})
+	env := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
+	call := func(id int, tool, extra string) map[string]any {
+		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},%s%s}}`, id, tool, extra, env))
+		r, _ := h.response(strconv.Itoa(id), 10*time.Second)
+		return r
+	}
+	r := call(1, "rootsget", "")
+	if dig(r, "result", "resultType") != "complete" || dig(r, "result", "roots", "error", "code") != float64(wire.CodeInvalidParams) {
+		t.Fatalf("a call in flight while roots/list came on the GET stream: %v, want its own result, the roots/list refused with -32602", r)
+	}
+	ir := call(2, "askroots", "")
+	state, _ := dig(ir, "result", "requestState").(string)
+	if dig(ir, "result", "inputRequests", "r1", "method") != "roots/list" || state == "" {
+		t.Fatalf("askroots: %v", ir)
+	}
+	r = call(3, "askroots", fmt.Sprintf(`"inputResponses":{"r1":{"roots":[{"uri":"file:///host"}]}},"requestState":%q,`, state))
+	if dig(r, "result", "roots", "result", "roots") == nil {
+		t.Fatalf("askroots retry: %v", r)
+	}
+	r = call(4, "rootsget", "")
+	if got := jsonText(dig(r, "result", "roots", "result")); got != `{"roots":[{"uri":"file:///host"}]}` {
+		t.Errorf("roots/list on the GET stream after the host gave its roots: %v, want them", r)
+	}
 }

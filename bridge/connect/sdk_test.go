@@ -42,6 +42,20 @@ func goSDKServer() *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled: " + res.Content.(*mcp.TextContent).Text}}}, nil, nil
 	})
+	// sample_progress asks for sampling mid-call, then reports progress:
+	// the progress comes after an input round.
+	mcp.AddTool(s, &mcp.Tool{Name: "sample_progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
+			MaxTokens: 10,
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
+		}); err != nil {
+			return nil, nil, err
+		}
+		for i := range 3 {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 3})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(s, &mcp.Tool{Name: fmt.Sprintf("extra_%d", time.Now().UnixNano())}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{}, nil, nil

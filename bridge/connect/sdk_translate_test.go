@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,41 @@ func modernHostChecks(t *testing.T, ctx context.Context, cs *mcp.ClientSession, 
 	checkSampleAndListChanged(t, ctx, cs, c, "notifications/tools/list_changed on the listen stream")
 	if n := c.get("sampling"); n != 1 {
 		t.Errorf("%d sampling requests reached the host, want 1", n)
+	}
+}
+
+// A 2026-07-28 host retries an input round with a new id and a new
+// progressToken; the stateful Go SDK server goes on reporting progress
+// under the token of the request it got, the first round's. Every progress
+// notification must reach the host under the retry's token: the host has
+// forgotten the first one.
+func TestTranslateModernHostProgressAfterInputRound(t *testing.T) {
+	server := goSDKServer()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close) // after the host's cleanup: the GET stream holds a connection
+	h := startHost(t, Config{URL: srv.URL})
+	env := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample_progress","arguments":{},"_meta":{"progressToken":"round-1",` + env + `}}}`)
+	ir, _ := h.response("1", 20*time.Second)
+	res, _ := ir["result"].(map[string]any)
+	state, _ := res["requestState"].(string)
+	if res["resultType"] != "input_required" || dig(res, "inputRequests", "r1", "method") != "sampling/createMessage" || state == "" {
+		t.Fatalf("first round: %v", ir)
+	}
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample_progress","arguments":{},`+
+		`"inputResponses":{"r1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}},"requestState":%q,`+
+		`"_meta":{"progressToken":"round-2",%s}}}`, state, env))
+	final, others := h.response("2", 20*time.Second)
+	if dig(final, "result", "resultType") != "complete" || !strings.Contains(jsonText(final["result"]), "done") {
+		t.Fatalf("final answer %v", final)
+	}
+	var tokens []any
+	for _, m := range others {
+		if m["method"] == "notifications/progress" {
+			tokens = append(tokens, dig(m, "params", "progressToken"))
+		}
+	}
+	if len(tokens) != 3 || tokens[0] != "round-2" || tokens[1] != "round-2" || tokens[2] != "round-2" {
+		t.Errorf("progress tokens the host got: %v, want round-2 three times", tokens)
 	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -44,7 +45,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	s.mu.Lock()
 	version := s.version
 	s.mu.Unlock()
-	if version != "2025-03-26" {
+	if !translate.AllowsBatch(version) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported in protocol version "+version, nil)
 		return
 	}

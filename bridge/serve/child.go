@@ -268,7 +268,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 	cl.mu.Lock()
 	if cl.sink == nil && cl.deliverFn == nil {
-		// Suspended: the client has an input_required result and has not
+		// Suspended: the client has an InputRequiredResult and has not
 		// retried yet. Keep the message for the retry's stream, within a
 		// stream's bound; only the final response is always kept.
 		if m.Kind != wire.KindResponse && cl.heldBytes+len(m.Raw) > c.perStream() {
@@ -328,8 +328,8 @@ func (c *childConn) deliver(cl *call, sk *sink, msg []byte, final bool) {
 	}
 }
 
-// suspend detaches cl from its client stream after an input_required
-// result went out on it; messages for cl are held until resume.
+// suspend detaches cl from its client stream after an InputRequiredResult
+// went out on it; messages for cl are held until resume.
 func (c *childConn) suspend(cl *call) {
 	cl.mu.Lock()
 	cl.sink = nil

@@ -143,7 +143,7 @@ const (
 	// ChildPerPrincipal: one child per authenticated identity (today the
 	// bearer token; all unauthenticated clients are one identity). Such a
 	// child serves one identity only, so it is told the capabilities the
-	// bridge can carry across as input_required.
+	// bridge can carry across as input rounds.
 	ChildPerPrincipal ChildPer = "principal"
 )
 

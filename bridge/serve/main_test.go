@@ -4,22 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
-	"go.uber.org/goleak"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 )
 
 // Real peers: the Go SDK's conformance everything-server and the bundled
@@ -30,40 +27,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testChildEnv) != "" {
 		os.Exit(runTestChild())
 	}
-	flag.Parse()
-	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "^$" {
-		// Fuzzing only (scripts/test.sh: -run='^$'): no test needs the
-		// peers, and every fuzz worker would build them again.
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "serve-test-bins")
-	if err != nil {
-		panic(err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	for name, pkg := range map[string]string{
+	testmain.Run(m, map[string]string{
 		"everything": "github.com/modelcontextprotocol/go-sdk/conformance/everything-server",
 		"memos":      "./examples/memos",
-	} {
-		out := filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, b)
-			os.Exit(1)
-		}
-		bins[name] = out
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	}, func(b map[string]string) { bins = b })
 }
 
 // testBridge is a Handler behind an httptest server.

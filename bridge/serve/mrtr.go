@@ -1,14 +1,13 @@
 package serve
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -16,15 +15,15 @@ import (
 // for the modern client's retry.
 const stateTTL = 10 * time.Minute
 
-// statePrefix marks the requestState values the bridge mints, so a retry
+// statePrefix marks the request states the bridge mints, so a retry
 // can be told from a request that merely carries someone else's state.
 const statePrefix = "mcp-bridge:"
 
 // suspensions carries a legacy child's server-to-client requests to modern
 // clients as MRTR rounds (2026-07-28 mrtr): the call that caused the
-// request is answered with an input_required result naming it, and stays
-// in flight at the child; the client's retry (a new id, inputResponses,
-// the byte-identical requestState) delivers the answers to the child and
+// request is answered with an InputRequiredResult naming it, and stays
+// in flight at the child; the client's retry (a new id, the input
+// responses, the byte-identical request state) delivers the answers to the child and
 // takes over the call's stream.
 type suspensions struct {
 	s       *sharedChild
@@ -50,8 +49,6 @@ type childAsk struct {
 	params []byte
 }
 
-var inputMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
-
 // childRequest handles one server-to-client request of the legacy child.
 func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 	if m.Method == "ping" {
@@ -68,7 +65,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "mcp-bridge: clients of a shared child take no "+m.Method+" (run the bridge with --child-per principal)", nil))
 		return
 	}
-	cl := c.soleCall(func(cl *call) bool { return cl.complete && inputMethods[cl.method] })
+	cl := c.soleCall(func(cl *call) bool { return cl.complete && translate.AllowsInput(cl.method) })
 	if cl == nil {
 		// stdio gives no link from this request to the call that caused it;
 		// with several candidates a guess could show one client's prompt to
@@ -112,7 +109,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 	ss.mu.Unlock()
 
 	// If the call is attached to a client stream, end that stream with the
-	// input_required result now; if it is already suspended, the new
+	// InputRequiredResult now; if it is already suspended, the new
 	// request joins the next round.
 	_, _, sk := cl.target()
 	if sk != nil {
@@ -121,45 +118,32 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 	}
 }
 
-// round mints a fresh requestState for sp and returns the input_required
-// response for its open asks, under the call's current client id.
+// round mints a fresh request state for sp and returns the
+// InputRequiredResult response for its open asks, under the call's
+// current client id.
 func (ss *suspensions) round(sp *suspension, cl *call) []byte {
-	var tok [16]byte
-	rand.Read(tok[:])
 	ss.mu.Lock()
 	if sp.token != "" {
 		delete(ss.byToken, sp.token)
 	}
-	sp.token = statePrefix + hex.EncodeToString(tok[:])
+	sp.token = translate.NewState(statePrefix)
 	ss.byToken[sp.token] = sp
 	if sp.timer != nil {
 		sp.timer.Stop()
 	}
 	token := sp.token
 	sp.timer = time.AfterFunc(stateTTL, func() { ss.expire(token) })
-	b := []byte(`{"resultType":"input_required","inputRequests":{`)
+	inputs := make([]translate.Input, len(sp.asks))
 	for i, a := range sp.asks {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = wire.AppendString(b, a.key)
-		b = wire.AppendString(append(b, `:{"method":`...), a.method)
-		// Always a params object: clients decode it even for roots/list,
-		// which has none (the Go SDK fails on a missing one).
-		params := a.params
-		if params == nil {
-			params = []byte("{}")
-		}
-		b = append(append(append(b, `,"params":`...), params...), '}')
+		inputs[i] = translate.Input{Key: a.key, Method: a.method, Params: a.params}
 	}
-	b = wire.AppendString(append(b, `},"requestState":`...), sp.token)
-	b = append(b, '}')
+	b := translate.InputRequired(inputs, sp.token)
 	ss.mu.Unlock()
 	id, _, _ := cl.target()
 	return wire.ResultResponse(id, b)
 }
 
-// take removes and returns the suspension a requestState names.
+// take removes and returns the suspension a request state names.
 func (ss *suspensions) take(token string) *suspension {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -185,7 +169,7 @@ func (ss *suspensions) expire(token string) {
 	for _, a := range asks {
 		sp.conn.send(wire.ErrorResponse(a.id, wire.CodeInternalError, "mcp-bridge: the client never answered", nil))
 	}
-	sp.conn.cancel(sp.cl, "input_required was never answered")
+	sp.conn.cancel(sp.cl, "the input round was never answered")
 }
 
 func (ss *suspensions) closeAll() {
@@ -198,21 +182,21 @@ func (ss *suspensions) closeAll() {
 }
 
 // resumeInput handles a modern client's MRTR retry of a call the bridge
-// suspended: its inputResponses answer the child's requests, and the
+// suspended: its input responses answer the child's requests, and the
 // retry's stream takes over the call (which may ask again).
 func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, token string) {
 	ss := &sc.mrtr
 	sp := ss.take(token)
 	if sp == nil {
-		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidParams, "Invalid params: unknown or expired requestState", nil)
+		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidParams, translate.ExpiredState, nil)
 		return
 	}
-	inputs, _ := wire.Field(m.Raw, m.Params, "inputResponses")
+	responses := translate.InputResponses(m)
 	ss.mu.Lock()
 	var rest []childAsk
 	for _, a := range sp.asks {
-		if v, ok := wire.Field(m.Raw, inputs, a.key); ok {
-			sp.conn.send(wire.ResultResponse(a.id, m.Bytes(v)))
+		if v, ok := responses[a.key]; ok {
+			sp.conn.send(wire.ResultResponse(a.id, v))
 		} else {
 			rest = append(rest, a)
 		}
@@ -250,9 +234,9 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 	}
 }
 
-// stateOf returns the bridge-minted requestState of a retry, or "".
+// stateOf returns the bridge-minted request state of a retry, or "".
 func stateOf(m *wire.Message) string {
-	s, _ := wire.StringField(m.Raw, m.Params, "requestState")
+	s := translate.RetryState(m)
 	if strings.HasPrefix(s, statePrefix) {
 		return s
 	}

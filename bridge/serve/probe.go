@@ -3,10 +3,10 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
@@ -79,7 +79,7 @@ func detectEras(h *Handler, o owner) (eras, *prober) {
 		}
 		if resp, err := ip.ask("initialize", h.bridgeInitParams(), timeout); err == nil && resp.Result.Present() {
 			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
-			legacy = slices.Contains(legacyVersions, v)
+			legacy = translate.IsLegacy(v)
 			ip.resp = resp
 		}
 	})
@@ -110,13 +110,13 @@ func detectEras(h *Handler, o owner) (eras, *prober) {
 // state about its client (server-everything caches the roots it asked for
 // and hands them to whoever calls get-roots-list next), and nothing on
 // stdio ties a server-to-client request to the call that caused it. Only a
-// child dedicated to one principal may ask, through input_required.
+// child dedicated to one principal may ask, through an input round.
 func (h *Handler) bridgeInitParams() []byte {
 	caps := "{}"
 	if h.cfg.perPrincipal() {
 		caps = bridgeCapabilities
 	}
-	return []byte(`{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
+	return []byte(`{"protocolVersion":"` + translate.Legacy + `","capabilities":` + caps + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
 }
 
 // prober runs a sibling process for the era probe.
@@ -150,68 +150,9 @@ func (p *prober) close() {
 	p.conn.failAll("probe done", nil)
 }
 
-// discoverFromInitialize builds the server/discover result a 2026-07-28
-// client gets from a legacy child's InitializeResult (server/discover: a
-// DiscoverResult lists supportedVersions, capabilities, instructions, and
-// serverInfo in _meta; it is a cacheable result, so it carries ttlMs and
-// cacheScope).
-func discoverFromInitialize(init []byte) []byte {
-	var r struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-		ServerInfo   json.RawMessage `json:"serverInfo"`
-		Instructions *string         `json:"instructions"`
-	}
-	json.Unmarshal(init, &r)
-	b := []byte(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":`)
-	b = append(b, orEmptyObject(r.Capabilities)...)
-	if r.Instructions != nil {
-		b = wire.AppendString(append(b, `,"instructions":`...), *r.Instructions)
-	}
-	// Private: the child's answer may depend on who asked.
-	b = append(b, `,"ttlMs":0,"cacheScope":"private"`...)
-	if len(r.ServerInfo) > 0 {
-		b = append(append(append(b, `,"_meta":{"io.modelcontextprotocol/serverInfo":`...), r.ServerInfo...), '}')
-	}
-	return append(b, '}')
-}
-
-// initializeFromDiscover builds the InitializeResult a legacy client gets
-// from a modern child's DiscoverResult, at the version negotiated for it.
-func initializeFromDiscover(discover []byte, version string) []byte {
-	var r struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-		Instructions *string         `json:"instructions"`
-		Meta         struct {
-			ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
-		} `json:"_meta"`
-	}
-	json.Unmarshal(discover, &r)
-	b := wire.AppendString([]byte(`{"protocolVersion":`), version)
-	b = append(append(b, `,"capabilities":`...), orEmptyObject(r.Capabilities)...)
-	info := r.Meta.ServerInfo
-	if len(info) == 0 {
-		info = []byte(`{"name":"mcp-bridge","version":"1"}`)
-	}
-	b = append(append(b, `,"serverInfo":`...), info...)
-	if r.Instructions != nil {
-		b = wire.AppendString(append(b, `,"instructions":`...), *r.Instructions)
-	}
-	return append(b, '}')
-}
-
 func orEmptyObject(b json.RawMessage) []byte {
 	if len(b) == 0 || string(b) == "null" {
 		return []byte("{}")
 	}
 	return b
-}
-
-// negotiateLegacy picks the version a legacy client gets: its own when the
-// bridge speaks it, else the latest ("Otherwise, the server MUST respond
-// with another protocol version it supports").
-func negotiateLegacy(requested string) string {
-	if slices.Contains(legacyVersions[:3], requested) {
-		return requested
-	}
-	return legacyVersions[0]
 }

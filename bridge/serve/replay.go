@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"net/http"
 	"slices"
 	"strconv"
@@ -282,12 +283,11 @@ func parseEventID(s string) (stream, seq int64, ok bool) {
 	return stream, seq, true
 }
 
-// primes reports whether the session's clients expect priming events
-// (2025-11-25; earlier clients may not tolerate an event without data).
+// primes reports whether the session's clients expect priming events.
 func (s *session) primes() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.version >= "2025-11-25"
+	return translate.ExpectsPriming(s.version)
 }
 
 // stream carries sk, the answers to a POST, as one resumable stream. When

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -26,7 +27,7 @@ var goneConn = func() *childConn {
 // request it sends gets the _meta envelope from the session's handshake,
 // the era's session features are played by the bridge (ping,
 // logging/setLevel, resources/subscribe, list_changed), and the child's
-// input_required results become server-to-client requests on the
+// InputRequiredResults become server-to-client requests on the
 // session's stream.
 type translation struct {
 	caps, clientInfo []byte // from the client's initialize
@@ -39,13 +40,13 @@ type translation struct {
 	next   int
 }
 
-// inputRound is one input_required result being answered by the client.
+// inputRound is one InputRequiredResult being answered by the client.
 type inputRound struct {
 	request []byte // the original request, as sent to the child, without the round's answers
 	origID  []byte
 	sink    *sink
 	method  string
-	state   []byte            // requestState, verbatim (raw JSON string), or nil
+	state   []byte            // the request state, verbatim (raw JSON string), or nil
 	keys    map[string]string // bridge request id -> inputRequests key
 	answers map[string][]byte // key -> result
 	bytes   int               // size of answers
@@ -66,29 +67,22 @@ func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Messa
 		subs:       map[string]bool{},
 		inputs:     map[string]*inputRound{},
 	}
-	s.version = negotiateLegacy(p.ProtocolVersion)
+	s.version = translate.NegotiateLegacy(p.ProtocolVersion)
 	t.add(s)
 	s.log.Info().Str("protocol", s.version).Msg("legacy session translated onto the 2026-07-28 child")
 	w.Header().Set(wire.HeaderSessionID, s.id)
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(wire.ResultResponse(m.IDBytes(), initializeFromDiscover(s.sc.discoverResult(), s.version)))
+	w.Write(wire.ResultResponse(m.IDBytes(), translate.InitializeFromDiscover(s.sc.discoverResult(), s.version)))
 }
 
 // envelope returns the _meta fields every forwarded request carries
 // (2026-07-28 basic §_meta: protocolVersion and clientCapabilities "MUST be
 // included on every request").
 func (tr *translation) envelope() []byte {
-	b := []byte(`"io.modelcontextprotocol/protocolVersion":"` + ModernVersion + `","io.modelcontextprotocol/clientCapabilities":`)
-	b = append(b, tr.caps...)
-	if len(tr.clientInfo) > 0 {
-		b = append(append(b, `,"io.modelcontextprotocol/clientInfo":`...), tr.clientInfo...)
-	}
 	tr.mu.Lock()
-	if tr.level != "" {
-		b = wire.AppendString(append(b, `,"io.modelcontextprotocol/logLevel":`...), tr.level)
-	}
+	level := tr.level
 	tr.mu.Unlock()
-	return b
+	return translate.EnvelopeFields(translate.Modern, tr.caps, tr.clientInfo, level)
 }
 
 func writeResult(w http.ResponseWriter, id []byte, result string) {
@@ -139,42 +133,35 @@ func (s *session) translatedRequest(w http.ResponseWriter, r *http.Request, m *w
 	})
 }
 
-// inputRequired turns a child's input_required result into real
+// inputRequired turns a child's InputRequiredResult into real
 // server-to-client requests on the call's stream; the client's answers
 // (translatedResponse) make the bridge retry the request.
 func (s *session) inputRequired(resp *wire.Message, request, origID []byte, method string) bool {
-	if resp.ResultType() != "input_required" {
+	if !translate.IsInputRequired(resp) {
 		return false
 	}
 	tr := s.tr
-	reqs, _ := wire.Field(resp.Raw, resp.Result, "inputRequests")
-	var state []byte
-	if sp, ok := wire.Field(resp.Raw, resp.Result, "requestState"); ok {
-		state = clone(resp.Bytes(sp))
-	}
 	cl := s.pendingCall(origID)
 	if cl == nil {
 		return false
 	}
-	round := &inputRound{request: request, origID: origID, sink: cl.sink, method: method, state: state,
+	ir, err := translate.ReadRound(resp)
+	if err != nil {
+		s.finishCall(origID, wire.ErrorResponse(origID, wire.CodeInternalError, "mcp-bridge: the server sent an input round the bridge cannot read: "+err.Error(), nil))
+		return true
+	}
+	round := &inputRound{request: request, origID: origID, sink: cl.sink, method: method, state: clone(ir.State),
 		keys: map[string]string{}, answers: map[string][]byte{}}
 	var out [][]byte
-	if reqs.Present() {
-		var keys map[string]json.RawMessage
-		json.Unmarshal(resp.Bytes(reqs), &keys)
+	if keys := ir.Requests; keys != nil {
 		tr.mu.Lock()
 		if len(keys) > maxRoundInputs || len(tr.inputs)+len(keys) > maxOpenInputs {
 			tr.mu.Unlock()
-			s.t.h.warn.Warn(s.log, "round_full").Int("inputs", len(keys)).Msg("input_required asks for too many inputs; call failed")
+			s.t.h.warn.Warn(s.log, "round_full").Int("inputs", len(keys)).Msg("the input round asks for too many inputs; call failed")
 			s.finishCall(origID, wire.ErrorResponse(origID, wire.CodeInternalError, "mcp-bridge: the server asked for too many inputs at once", nil))
 			return true
 		}
-		for key, raw := range keys {
-			var q struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			json.Unmarshal(raw, &q)
+		for key, q := range keys {
 			tr.next++
 			id := strconv.AppendQuote(nil, "mcp-bridge-input-"+strconv.Itoa(tr.next))
 			round.keys[string(id)] = key
@@ -188,7 +175,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		tr.mu.Unlock()
 	}
 	if len(round.keys) == 0 {
-		// Only requestState: retry at once.
+		// Only a request state: retry at once.
 		s.retryInput(round)
 		return true
 	}
@@ -255,29 +242,11 @@ func (tr *translation) dropRound(origID []byte) bool {
 	return found
 }
 
-// retryInput re-sends the request with the collected inputResponses and
-// the byte-identical requestState, under a new id (mrtr: the retry's id
+// retryInput re-sends the request with the collected input responses and
+// the byte-identical request state, under a new id (mrtr: the retry's id
 // "MUST be different").
 func (s *session) retryInput(round *inputRound) {
-	var fields []byte
-	if len(round.answers) > 0 {
-		fields = append(fields, `"inputResponses":{`...)
-		first := true
-		for k, v := range round.answers {
-			if !first {
-				fields = append(fields, ',')
-			}
-			first = false
-			fields = append(append(wire.AppendString(fields, k), ':'), v...)
-		}
-		fields = append(fields, '}')
-	}
-	if round.state != nil {
-		if len(fields) > 0 {
-			fields = append(fields, ',')
-		}
-		fields = append(append(fields, `"requestState":`...), round.state...)
-	}
+	fields := translate.RetryFields(round.answers, round.state)
 	var orig, retry wire.Message
 	wire.Parse(round.request, &orig)
 	if err := wire.Parse(wire.WithParamsFields(&orig, fields), &retry); err != nil {
@@ -322,7 +291,7 @@ func (s *session) translatedNotify(m *wire.Message) bool {
 		s.startListen()
 		return true
 	case "notifications/roots/list_changed":
-		return true // roots travel as input_required in 2026-07-28
+		return true // roots travel in input rounds in 2026-07-28
 	}
 	return false
 }

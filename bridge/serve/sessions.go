@@ -12,13 +12,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
-
-// legacyVersions are the handshake-era revisions a legacy session may
-// negotiate.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // maxBacklog bounds the server-initiated messages a session holds while no
 // stream is open to carry them.
@@ -145,7 +142,7 @@ func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []b
 		writeError(w, http.StatusNotFound, id, wire.CodeRequestTimeout, "Session not found", nil)
 		return nil
 	}
-	if pv := strings.TrimSpace(r.Header.Get(wire.HeaderProtocolVersion)); pv != "" && !slices.Contains(legacyVersions, pv) {
+	if pv := strings.TrimSpace(r.Header.Get(wire.HeaderProtocolVersion)); pv != "" && !translate.IsLegacy(pv) {
 		// 2025-06-18 transports §Protocol version header: an invalid or
 		// unsupported MCP-Protocol-Version "MUST" get 400 Bad Request.
 		writeError(w, http.StatusBadRequest, id, wire.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+pv, nil)
@@ -417,7 +414,7 @@ func (s *session) notify(m *wire.Message) {
 			s.settled(cl, true)
 			cl.sink.end()
 		} else if s.tr != nil && s.tr.dropRound(cl.origID) {
-			// The child answered already (input_required) and the bridge
+			// The child answered already (with an input round) and the bridge
 			// is waiting for the client's input: nothing runs at the
 			// child to cancel, so only the round and the call end here.
 			s.settled(cl, true)

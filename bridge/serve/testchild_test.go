@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 )
 
 // testChildEnv selects the test binary's stdio child mode (see TestMain).
@@ -89,7 +90,7 @@ func runTestChild() int {
 		switch m.Method {
 		case "initialize":
 			v := m.Params.ProtocolVersion
-			if !slices.Contains(legacyVersions, v) {
+			if !translate.IsLegacy(v) {
 				v = "2025-06-18"
 			}
 			_, rootsCap = m.Params.Capabilities["roots"]

@@ -100,6 +100,16 @@ func goSDKStateless(t *testing.T, modernOnly bool) (url string, p *proc) {
 	return "http://" + addr + "/mcp", p
 }
 
+// goSDKStateful starts testdata/gosdkserver -stateful: the Go SDK's
+// default (session, 2025-only) Streamable HTTP handler.
+func goSDKStateful(t *testing.T) (url string, p *proc) {
+	t.Helper()
+	p, addr := startDirect(t, "gosdkserver-stateful", func(addr string) []string {
+		return []string{env.gosdk, "-http", addr, "-stateful"}
+	})
+	return "http://" + addr + "/mcp", p
+}
+
 // checkProgress: every call's notifications were written by the bridge
 // (the wire count is lines on its stdout), in order. Through stdio the v1
 // SDK runs progress handlers in a microtask, so a response that arrives in
@@ -379,4 +389,113 @@ func TestConnectTSv1ClientToModernOnlyGoSDK(t *testing.T) {
 		t.Errorf("the server got tools requests that were not 2026-07-28:\n%s", strings.Join(legacyCalls, "\n"))
 	}
 	t.Logf("bridge stdout carried %v", fmt.Sprint(s.Wire.Messages))
+}
+
+// (connect, issue 11 a) TS SDK v2 host pinned to 2026-07-28 → mcp-bridge
+// connect → a 2025-only Go SDK server whose tool asks for sampling mid-call
+// and then reports progress. The host answers the input round with a retry
+// under a new id and a new progressToken; the server still reports under
+// the first round's token. Every progress notification must reach the host
+// under the retry's token (the SDK drops the others: "Received a progress
+// notification for an unknown token").
+func TestConnectTSv2ProgressAfterInputRound(t *testing.T) {
+	url, _ := goSDKStateful(t)
+	const steps = 3
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, url,
+		"--expect-version", "2026-07-28",
+		"--progress", "--progress-tool", "sample_progress", "--progress-args", `{"steps":3}`,
+	)
+	if !strings.Contains(r.log, "translating between protocol eras") {
+		t.Errorf("a 2026-07-28 host on a 2025-only server must be translated")
+	}
+	p := step[progressStep](t, r.driverResult, "progress")
+	if p.Text != "sampled, then 3 steps" {
+		t.Errorf("sample_progress returned %q", p.Text)
+	}
+	// The SDK reports each input round to onprogress itself ({progress:
+	// round}, no total); the server's notifications carry a total.
+	var fromServer int
+	for _, ev := range p.Events {
+		if ev.Total != nil {
+			fromServer++
+		}
+	}
+	if p.Wire != steps || fromServer != steps {
+		t.Errorf("progress after the input round: %d notifications on the bridge's stdout (by token %v), %d reached onprogress; want %d and %d",
+			p.Wire, r.Summary.Wire.ProgressByToken, fromServer, steps, steps)
+	}
+}
+
+// (connect, issue 11 b) TS SDK v2 host pinned to 2026-07-28 (declaring
+// roots) → mcp-bridge connect → server-everything over Streamable HTTP,
+// which speaks only 2025 and sends roots/list on its GET stream 350 ms
+// after initialization, for itself. A long call is in flight by then; it
+// must not be cut into an input round for that roots/list (the SDK reports
+// each round to onprogress as {progress: round} without a total). The
+// bridge answers the roots/list itself: the host has given no roots yet,
+// so with -32602, which server-everything logs as a failure.
+func TestConnectTSv2GETStreamRootsNotInACall(t *testing.T) {
+	url, server := serverEverythingHTTP(t)
+	const steps = 4
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, url,
+		"--expect-version", "2026-07-28",
+		"--roots",
+		"--progress", "--progress-tool", "trigger-long-running-operation", "--progress-args", `{"duration":2,"steps":4}`,
+	)
+	p := step[progressStep](t, r.driverResult, "progress")
+	var rounds int
+	for _, ev := range p.Events {
+		if ev.Total == nil {
+			rounds++
+		}
+	}
+	if rounds != 0 || r.Summary.Handled.Roots != 0 {
+		t.Errorf("trigger-long-running-operation was cut into %d input round(s), the host answered roots/list %d times; want 0 and 0", rounds, r.Summary.Handled.Roots)
+	}
+	if p.Wire != steps || len(p.Events) < steps-1 {
+		t.Errorf("progress: %d lines on the bridge's stdout, %d reached onprogress; want %d", p.Wire, len(p.Events), steps)
+	}
+	if !strings.Contains(server.log(), "Failed to request roots") {
+		t.Errorf("server-everything's roots/list was not answered with an error by the bridge (server log:\n%s)", tail(server.log(), 20))
+	}
+}
+
+// (connect, issue 11 c) TS SDK v2 host pinned to 2026-07-28 → mcp-bridge
+// connect → supergateway 4.0.0 --stateful in front of server-everything on
+// stdio. supergateway answers server/discover with HTTP 404 and -32601; a
+// 2026-07-28 server must implement server/discover, so that is a 2025-era
+// server and the bridge translates (it used to read -32601 as modern, and
+// the host got "the server did not offer 2026-07-28"). supergateway binds
+// every interface (it has no host flag); the test reaches it on 127.0.0.1.
+func TestConnectTSv2ToSupergatewayStateful(t *testing.T) {
+	sg := filepath.Join(env.nodeModules, "supergateway", "dist", "index.js")
+	_, addr := startDirect(t, "supergateway", func(addr string) []string {
+		port := addr[strings.LastIndexByte(addr, ':')+1:]
+		return []string{env.node, sg, "--stdio", strings.Join(serverEverythingStdio(), " "),
+			"--outputTransport", "streamableHttp", "--stateful", "--port", port}
+	})
+	const steps = 3
+	r := runConnect(t, "ts-v2", "ts-v2-client.mjs", nil, "http://"+addr+"/mcp",
+		"--expect-version", "2026-07-28",
+		"--list",
+		"--call", "echo", "--args", `{"message":"through supergateway"}`,
+		"--progress", "--progress-tool", "trigger-long-running-operation", "--progress-args", `{"duration":1,"steps":3}`,
+		"--sampling",
+	)
+	if !strings.Contains(r.log, "translating between protocol eras") {
+		t.Errorf("supergateway serves 2025 only: the bridge must translate")
+	}
+	if s := r.Summary.Server; s.Name != "mcp-servers/everything" {
+		t.Errorf("serverInfo %+v, want server-everything's", s)
+	}
+	if c := step[callStep](t, r.driverResult, "call"); c.Text != "Echo: through supergateway" {
+		t.Errorf("echo returned %q", c.Text)
+	}
+	p := step[progressStep](t, r.driverResult, "progress")
+	if p.Wire != steps || len(p.Events) < steps-1 {
+		t.Errorf("progress: %d lines on the bridge's stdout, %d reached onprogress; want %d", p.Wire, len(p.Events), steps)
+	}
+	if smp := step[roundTripStep](t, r.driverResult, "sampling"); smp.HandlerCalls != 1 || !strings.Contains(smp.Text, samplingReply) {
+		t.Errorf("sampling through input_required: %d handler calls, result %q", smp.HandlerCalls, smp.Text)
+	}
 }

@@ -119,8 +119,10 @@ type summary struct {
 		Sent     map[string]int `json:"sent"`
 		Acked    map[string]int `json:"acked"`
 		Progress int            `json:"progress"`
-		ByStream map[string]int `json:"byStream"` // "GET notifications/message" -> count
-		HTTP     struct {
+		// ProgressByToken counts notifications/progress by token (JSON text).
+		ProgressByToken map[string]int `json:"progressByToken"`
+		ByStream        map[string]int `json:"byStream"` // "GET notifications/message" -> count
+		HTTP            struct {
 			Requests               map[string]int `json:"requests"`
 			Statuses               map[string]int `json:"statuses"`
 			ContentTypes           map[string]int `json:"contentTypes"`

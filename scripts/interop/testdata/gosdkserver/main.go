@@ -28,7 +28,17 @@
 // disconnects", then refuses the requests that follow). Without it, the SDK
 // also serves 2025-era clients, statelessly.
 //
-// Usage: gosdkserver -http 127.0.0.1:PORT [-modern-only=false]
+// With -stateful the server keeps 2025 sessions instead (the SDK's default
+// handler, which speaks no 2026-07-28) and has one more tool:
+//
+//	sample_progress {steps, delayMs}
+//	                            asks the client for sampling mid-call (a
+//	                            server-to-client request on the call's stream),
+//	                            then sends one progress notification per step,
+//	                            delayMs (default 20) apart and before the result,
+//	                            and returns "sampled, then N steps"
+//
+// Usage: gosdkserver -http 127.0.0.1:PORT [-modern-only=false | -stateful]
 package main
 
 import (
@@ -53,6 +63,7 @@ const modernVersion = "2026-07-28"
 var (
 	httpAddr   = flag.String("http", "", "listen address (host:port), required")
 	modernOnly = flag.Bool("modern-only", true, "refuse every request that is not 2026-07-28")
+	stateful   = flag.Bool("stateful", false, "keep 2025 sessions (no 2026-07-28); adds sample_progress")
 )
 
 func main() {
@@ -62,14 +73,21 @@ func main() {
 		os.Exit(2)
 	}
 	var opts mcp.ServerOptions
-	if *modernOnly {
+	if *modernOnly && !*stateful {
 		opts.SupportedProtocolVersions = []string{modernVersion}
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "interop-gosdk-stateless", Version: "1.0.0"}, &opts)
+	name := "interop-gosdk-stateless"
+	if *stateful {
+		name = "interop-gosdk-stateful"
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, &opts)
 	registerTools(server)
+	if *stateful {
+		registerStatefulTools(server)
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
-	log.Printf("gosdkserver (stateless, modern-only=%v) listening on %s", *modernOnly, *httpAddr)
+		&mcp.StreamableHTTPOptions{Stateless: !*stateful})
+	log.Printf("gosdkserver (stateful=%v, modern-only=%v) listening on %s", *stateful, *modernOnly && !*stateful, *httpAddr)
 	log.Fatal(http.ListenAndServe(*httpAddr, logRequests(h)))
 }
 
@@ -210,5 +228,39 @@ func registerTools(server *mcp.Server) {
 					MaxTokens: 50,
 				},
 			}}, nil, nil
+		})
+}
+
+// registerStatefulTools adds the tools that need a 2025 session: a
+// server-to-client request on the call's stream.
+func registerStatefulTools(server *mcp.Server) {
+	mcp.AddTool(server, &mcp.Tool{Name: "sample_progress", Description: "Asks for sampling mid-call, then reports progress."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+			if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
+				MaxTokens: 20,
+				Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
+			}); err != nil {
+				return nil, nil, err
+			}
+			steps, delay := in.Steps, in.DelayMs
+			if steps <= 0 {
+				steps = 3
+			}
+			if delay <= 0 {
+				delay = 20
+			}
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= steps && token != nil; i++ {
+				// Paced like the progress tool: a TypeScript client handles a
+				// notification that shares a read with the response after it.
+				time.Sleep(time.Duration(delay) * time.Millisecond)
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(i), Total: float64(steps),
+				}); err != nil {
+					return nil, nil, err
+				}
+			}
+			time.Sleep(time.Duration(delay) * time.Millisecond)
+			return text(fmt.Sprintf("sampled, then %d steps", steps)), nil, nil
 		})
 }

@@ -7,20 +7,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // ModernVersion is the 2026-07-28 protocol revision, the one stateless
 // clients send in every request's _meta.
-const ModernVersion = "2026-07-28"
+const ModernVersion = translate.Modern
 
 // probeMeta is the _meta envelope of the bridge's own requests to a child.
-const probeMeta = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bridge","version":"1"}}}`
+var probeMeta = `{"_meta":{` + string(translate.EnvelopeFields(translate.Modern, nil, []byte(`{"name":"mcp-bridge","version":"1"}`), "")) + `}}`
 
 // bridgeCapabilities are what the bridge declares when it performs the
 // handshake with a legacy child on behalf of 2026-07-28 clients: every
-// server-to-client request it can carry across as input_required.
+// server-to-client request it can carry across in an input round.
 const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"listChanged":true}}`
 
 // sharedChild is the one child that every modern (2026-07-28) client
@@ -31,7 +32,7 @@ const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"l
 // initializes the child itself, answers server/discover from the result,
 // adds resultType to results, serves subscriptions/listen from the child's
 // notifications, maps per-request log levels onto logging/setLevel, and
-// turns the child's server-to-client requests into input_required results.
+// turns the child's server-to-client requests into input rounds.
 type sharedChild struct {
 	h      *Handler
 	conn   atomic.Pointer[childConn]
@@ -49,7 +50,7 @@ type sharedChild struct {
 	mu        sync.Mutex
 	ready     bool
 	readyCh   chan struct{} // closed while a handshaken child is available
-	versions  []string      // supportedVersions from the child's server/discover
+	versions  []string      // the versions the child's server/discover lists
 	modernVs  []string      // the modern ones among them (for -32022)
 	discover  []byte        // the DiscoverResult (the child's, or built from initialize)
 	lastError string
@@ -209,13 +210,12 @@ func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 	var versions []string
 	if resp.Result.Present() {
 		var r struct {
-			SupportedVersions []string `json:"supportedVersions"`
-			Capabilities      struct {
+			Capabilities struct {
 				Tools *struct{} `json:"tools"`
 			} `json:"capabilities"`
 		}
 		if json.Unmarshal(resp.Bytes(resp.Result), &r) == nil {
-			versions = r.SupportedVersions
+			versions = translate.SupportedVersions(resp)
 			s.mu.Lock()
 			s.discover = clone(resp.Bytes(resp.Result))
 			s.mu.Unlock()
@@ -253,7 +253,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	s.level = ""
 	s.levelMu.Unlock()
 	s.mu.Lock()
-	s.discover = discoverFromInitialize(resp.Bytes(resp.Result))
+	s.discover = translate.DiscoverFromInitialize(resp.Bytes(resp.Result))
 	s.mu.Unlock()
 	if caps, ok := wire.Field(resp.Raw, resp.Result, "capabilities"); ok {
 		if _, ok := wire.Field(resp.Raw, caps, "tools"); ok {
@@ -293,7 +293,7 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 		s.versions = versions
 		s.modernVs = nil
 		for _, v := range versions {
-			if v >= ModernVersion {
+			if translate.IsModern(v) {
 				s.modernVs = append(s.modernVs, v)
 			}
 		}
@@ -370,7 +370,7 @@ func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
 }
 
 // childRequest: 2026-07-28 forbids server-to-client requests. A legacy
-// child's are carried to the client as input_required; otherwise they are
+// child's are carried to the client in input rounds; otherwise they are
 // answered so that the child does not wait forever.
 func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 	if s.erasKnown() && !s.eras.modern {
@@ -379,7 +379,7 @@ func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
 	}
 	s.h.warn.Warn(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
 	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
-		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (use input_required)", nil))
+		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (ask in an input round)", nil))
 }
 
 // erasKnown reports whether the era probe is over (before that, a message

@@ -1,0 +1,26 @@
+// Package serve makes a stdio MCP server (the child) usable as a
+// Streamable HTTP MCP server at /mcp, for clients of both protocol eras.
+//
+// A 2025 (handshake-era) client gets a session (Mcp-Session-Id): by default
+// a child of its own, or, with the shared session mode, one child for all
+// sessions with the bridge keeping their request ids, progress tokens and
+// server-to-client requests apart. A 2026-07-28 client sends each request
+// self-contained (_meta envelope, no session) to one shared child.
+//
+// When client and child speak different eras the bridge translates; which
+// eras the child speaks is probed at start (server/discover and initialize
+// on two throwaway sibling processes). The translations themselves —
+// versions, initialize ⇄ server/discover, the _meta envelope, input rounds
+// ⇄ server-to-client requests, result completion — are bridge/translate's;
+// this package owns the HTTP side (validation, SSE streams, sessions,
+// budgets), the children and the maps that tie a client's request to the
+// child's.
+//
+// Files are named by what they serve: modern_shared.go is the shared child for
+// 2026-07-28 clients (modern.go routes their requests, mrtr.go carries a
+// legacy child's server-to-client requests to them as input rounds);
+// legacy_shared.go is the shared child for 2025 sessions; sessions.go and
+// session_translate.go are 2025 sessions, per child and on a 2026-07-28
+// child; probe.go is the era probe. docs/compatibility.md lists what is
+// translated and what cannot be.
+package serve

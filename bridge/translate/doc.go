@@ -1,0 +1,24 @@
+// Package translate is the bridge's knowledge of the two protocol eras and
+// the translations between them, written once for both directions: serve
+// (HTTP clients in front of a stdio child) and connect (a stdio host in
+// front of an HTTP remote). Each direction meets both translations — a
+// 2026-07-28 peer on a 2025 peer and the reverse — so each piece lives here
+// and the two packages are adapters that own only their transport and their
+// maps (sessions, pending calls, streams).
+//
+// What lives here:
+//   - the protocol versions, which are modern, and the negotiation of one
+//     (versions.go);
+//   - initialize ⇄ server/discover: capabilities, serverInfo, instructions
+//     and cache hints (handshake.go);
+//   - the 2026-07-28 _meta envelope ⇄ a 2025 session's capabilities and
+//     log level (envelope.go);
+//   - input rounds (InputRequiredResult, 2026-07-28 basic/patterns/mrtr) ⇄
+//     server-to-client requests: building the result, minting and reading
+//     the request state, collecting the input responses, carrying progress
+//     across rounds (rounds.go);
+//   - result completion: resultType and the cache hints (results.go).
+//
+// bridge/wire stays the byte-level layer below: translate builds and edits
+// messages with it and never re-encodes what it forwards.
+package translate
