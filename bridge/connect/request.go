@@ -260,7 +260,11 @@ func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg 
 		m := fmt.Sprintf("mcp-bridge: the remote MCP server answered HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
 		switch se.StatusCode {
 		case http.StatusUnauthorized:
-			m += ": it requires authorization — pass --bearer-token (or set MCP_BRIDGE_BEARER_TOKEN), or -H 'Authorization: ...'"
+			// With neither --bearer-token nor -H Authorization, connect logs
+			// in by OAuth and a 401 only gets here once that login has
+			// given what it could; with one, OAuth is off and the static
+			// credential is what the server refused.
+			m += ": it refused the credentials (a static --bearer-token or -H 'Authorization: ...' turns connect's own OAuth login off; see docs/auth.md and `mcp-bridge auth status`)"
 		case http.StatusForbidden:
 			m += ": the credentials were refused or lack a scope"
 		}
