@@ -1,10 +1,8 @@
 package connect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 
 	"github.com/rs/zerolog"
 
@@ -320,23 +321,7 @@ func TestHostileRemoteWarningsRateLimited(t *testing.T) {
 	t.Logf("%d warning lines for %d bad messages in %v", n, junk, elapsed)
 }
 
-// syncBuffer is a bytes.Buffer safe for the bridge's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testmain.SyncBuffer
 
 // A legacy remote that floods the GET stream with pings and refuses every
 // answer the bridge POSTs (modern host: the bridge answers pings itself)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,7 +73,7 @@ func connectThroughBridge(t *testing.T, ctx context.Context, url string, flags [
 	t.Helper()
 	args := append(append([]string{"connect", "--log-level", "debug"}, flags...), url)
 	cmd := exec.Command(bridgeBin, args...)
-	cmd.Stderr = testLog{t}
+	cmd.Stderr = testmain.TestLog{T: t}
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -79,15 +81,6 @@ func connectThroughBridge(t *testing.T, ctx context.Context, url string, flags [
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
-}
-
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	if testing.Verbose() {
-		l.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
 }
 
 type counter struct {

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +51,7 @@ func startBridge(t *testing.T, cfg Config, argv ...string) *testBridge {
 	if cfg.Command == nil {
 		cfg.Command = commandFor(argv...)
 	}
-	cfg.Logger = zerolog.New(io.MultiWriter(logs, testWriter{t})).Level(zerolog.DebugLevel)
+	cfg.Logger = zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel)
 	if cfg.TerminateDelay == 0 {
 		cfg.TerminateDelay = 500 * time.Millisecond
 	}
@@ -107,31 +105,7 @@ func waitReady(t *testing.T, base string) {
 	}
 }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	if testing.Verbose() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+type syncBuffer = testmain.SyncBuffer
 
 // modernMeta is the 2026-07-28 _meta envelope of raw test requests.
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw-test","version":"1"}}`
