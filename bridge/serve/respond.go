@@ -267,13 +267,7 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 		}
 		for i, m := range msgs {
 			err := r.event(m)
-			if r.st != nil {
-				// A logged event lives on in the replay log, which owns
-				// its buffer from now on: released, not recycled.
-				s.keep(msgs[i : i+1])
-			} else {
-				s.drop(msgs[i : i+1])
-			}
+			r.release(s, msgs[i:i+1])
 			if err != nil {
 				s.drop(msgs[i+1:])
 				return pumpClientGone
@@ -306,11 +300,23 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 	}
 }
 
+// release gives back messages taken from s once written (or not): a
+// resumable stream's events live on in the replay log, which owns their
+// buffers from now on (released from the budget, not recycled); anything
+// else is dropped and its buffer recycled.
+func (r *responder) release(s *sink, msgs [][]byte) {
+	if r.st != nil {
+		s.keep(msgs)
+		return
+	}
+	s.drop(msgs)
+}
+
 // finish writes what is still queued when the bridge ends a stream, so an
 // error response queued just before the stop is not lost.
 func (r *responder) finish(s *sink) pumpResult {
 	msgs, complete, _ := s.take()
-	defer s.drop(msgs)
+	defer r.release(s, msgs)
 	if !r.started && complete && len(msgs) == 1 {
 		if r.json(msgs[0]) != nil {
 			return pumpClientGone
