@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -260,5 +262,34 @@ func TestResumeBrokenGetStream(t *testing.T) {
 	toggle()
 	if ev := <-och; !strings.Contains(ev.data, "notifications/tools/list_changed") || strings.HasPrefix(ev.id, stream) || !strings.HasSuffix(ev.id, "_1") {
 		t.Fatalf("resumed replaced stream: %+v, want list_changed on a fresh stream", ev)
+	}
+}
+
+// A stream the bridge ends (finish) writes what is still queued; those
+// events live on in the replay log, so their buffers must not go back to
+// the large-buffer pool, where the next large message would overwrite the
+// bytes a resume replays.
+func TestFinishKeepsLoggedBuffers(t *testing.T) {
+	l := newReplayLog(64 << 20)
+	sk := newSink(-1)
+	st := l.open(sk, false)
+	rsp := newResponder(httptest.NewRecorder(), false)
+	rsp.resumable(l, st, false)
+	msg := append(getBuf(bigMessage), bytes.Repeat([]byte("a"), bigMessage)...)
+	sk.push(msg, false)
+	rsp.finish(sk)
+	if len(l.events) != 1 {
+		t.Fatalf("%d events logged, want 1", len(l.events))
+	}
+	// Whatever the pool hands out now is the next large message's buffer.
+	for range 4 {
+		b := getBuf(bigMessage)
+		b = b[:cap(b)]
+		for i := range b {
+			b[i] = 'z'
+		}
+	}
+	if bytes.IndexByte(l.events[0].msg, 'z') >= 0 {
+		t.Fatal("a logged event was overwritten: its buffer went back to the pool")
 	}
 }
