@@ -201,6 +201,21 @@ func (a *Authorizer) Server() string { return a.server }
 
 func (a *Authorizer) now() time.Time { return a.cfg.Now() }
 
+// exchange sends a request to an authorization server's endpoint and
+// returns the answer's status and body (at most maxDocument bytes; an
+// endpoint answers small JSON documents, and a hostile one must not make
+// the bridge hold more).
+func (a *Authorizer) exchange(req *http.Request) (int, []byte, error) {
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.hc().Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+	return resp.StatusCode, b, err
+}
+
 func (a *Authorizer) hc() *http.Client {
 	if a.cfg.HTTPClient != nil {
 		return a.cfg.HTTPClient

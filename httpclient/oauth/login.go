@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -232,18 +231,12 @@ func (a *Authorizer) register(ctx context.Context, md *ServerMetadata, redirect 
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := a.hc().Do(req)
+	status, b, err := a.exchange(req)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client registration: %w", err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client registration: %w", err)
-	}
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("dynamic client registration at %s: %w", md.RegistrationEndpoint, parseErrorResponse("registration", resp.StatusCode, b))
+	if status != http.StatusCreated && status != http.StatusOK {
+		return nil, fmt.Errorf("dynamic client registration at %s: %w", md.RegistrationEndpoint, parseErrorResponse("registration", status, b))
 	}
 	c, err := ParseRegistration(b)
 	if err != nil {

@@ -113,18 +113,12 @@ func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Cl
 	req.Body = io.NopCloser(strings.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := a.hc().Do(req)
+	status, b, err := a.exchange(req)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token request: %w", err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
-	if err != nil {
-		return nil, fmt.Errorf("oauth: token response: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, parseErrorResponse("token", resp.StatusCode, b)
+	if status != http.StatusOK {
+		return nil, parseErrorResponse("token", status, b)
 	}
 	t, err := ParseTokenResponse(b, a.now())
 	if err != nil {
