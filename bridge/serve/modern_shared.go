@@ -54,6 +54,9 @@ type sharedChild struct {
 	modernVs  []string      // the modern ones among them (for -32022)
 	discover  []byte        // the DiscoverResult (the child's, or built from initialize)
 	lastError string
+	// unready counts the children in a row that exited without ever
+	// answering (a crash loop); see connection.
+	unready int
 
 	levelMu sync.Mutex
 	level   string // the legacy child's current logging level
@@ -154,6 +157,7 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 	s.conn.Store(conn)
 	{
 		s.mu.Lock()
+		s.unready = 0
 		select {
 		case <-s.readyCh:
 		default:
@@ -169,6 +173,15 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 func (s *sharedChild) connection(ctx context.Context) *childConn {
 	if c := s.conn.Load(); c != nil {
 		return c
+	}
+	s.mu.Lock()
+	looping := s.unready >= crashLoop
+	s.mu.Unlock()
+	if looping {
+		// A child that keeps dying before it answers will not be ready
+		// within the wait either: say so now (503 + Retry-After) instead
+		// of holding every request for the whole probe timeout.
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.probeTimeout())
 	defer cancel()
@@ -315,10 +328,22 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 	default:
 	}
 	s.mu.Unlock()
-	if c := s.conn.Swap(nil); c != nil {
+	c := s.conn.Swap(nil)
+	s.mu.Lock()
+	if c == nil {
+		s.unready++ // it never answered: published children are ready
+	} else {
+		s.unready = 0
+	}
+	s.mu.Unlock()
+	if c != nil {
 		c.failAll(msg, host.Err())
 	}
 }
+
+// crashLoop is how many children in a row must exit without answering
+// before requests stop waiting for the next one.
+const crashLoop = 3
 
 // notReady returns why /readyz should fail, or "".
 func (s *sharedChild) notReady() string {
