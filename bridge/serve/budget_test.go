@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
 
@@ -98,12 +99,7 @@ func TestMaxInflight(t *testing.T) {
 	defer cancel()
 	long := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},%s}}`,
 		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1))
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(long))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range modernHeaders("tools/call", "memo_export_memos") {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, http.MethodPost, b.URL, long, modernHeaders("tools/call", "memo_export_memos"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -237,12 +233,7 @@ func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 
 	ctx, leave := context.WithCancel(context.Background())
 	defer leave()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},"_meta":{"progressToken":1}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, http.MethodPost, b.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":1000},"_meta":{"progressToken":1}}}`, hdr)
 	call, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -13,12 +13,7 @@ import (
 // openPost posts body and streams the response's SSE data payloads.
 func openPost(t *testing.T, ctx context.Context, url, body string, hdr map[string]string) (*http.Response, chan string) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, http.MethodPost, url, body, hdr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

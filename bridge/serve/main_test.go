@@ -116,20 +116,7 @@ func rawPost(t *testing.T, url, body string, hdr map[string]string) (*http.Respo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
+	req := mcpRequest(ctx, http.MethodPost, url, body, hdr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST: %v", err)
@@ -140,6 +127,32 @@ func rawPost(t *testing.T, url, body string, hdr map[string]string) (*http.Respo
 		t.Fatalf("reading body: %v", err)
 	}
 	return resp, b
+}
+
+// mcpRequest is a request to an MCP endpoint with the headers every MCP
+// client sends (Content-Type when there is a body, Accept), then hdr: a
+// "Host" entry sets the Host, an empty value removes a header.
+func mcpRequest(ctx context.Context, method, url, body string, hdr map[string]string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequestWithContext(ctx, method, url, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		switch {
+		case k == "Host":
+			req.Host = v
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
+		}
+	}
+	return req
 }
 
 // modernHeaders are the request metadata headers of a modern request.

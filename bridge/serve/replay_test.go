@@ -42,19 +42,7 @@ func readSSE(body interface{ Read([]byte) (int, error) }, ch chan<- sseEvent) {
 
 func openSSE(t *testing.T, ctx context.Context, method, url, body string, hdr map[string]string) (*http.Response, chan sseEvent) {
 	t.Helper()
-	var rd *strings.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, url, nil)
-	if rd != nil {
-		req, _ = http.NewRequestWithContext(ctx, method, url, rd)
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, method, url, body, hdr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

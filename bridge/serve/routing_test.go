@@ -137,12 +137,7 @@ func TestListenSubscriptionIDsRemapped(t *testing.T) {
 	}
 	open := func() stream {
 		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
-		req, _ := http.NewRequestWithContext(ctx, "POST", b.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range modernHeaders("subscriptions/listen", "") {
-			req.Header.Set(k, v)
-		}
+		req := mcpRequest(ctx, http.MethodPost, b.URL, body, modernHeaders("subscriptions/listen", ""))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

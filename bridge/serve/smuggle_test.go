@@ -50,12 +50,7 @@ func smuggled(k int, meta string) (bodies []string, hdrs []map[string]string) {
 
 // post is rawPost for goroutines: it reports instead of failing the test.
 func post(ctx context.Context, url, body string, hdr map[string]string) (int, []byte, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, http.MethodPost, url, body, hdr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, nil, err

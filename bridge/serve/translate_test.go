@@ -201,12 +201,7 @@ func TestLegacyCancelDuringInputRound(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memo_delete_memo","arguments":{"name":"memos/private-draft"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
+	req := mcpRequest(ctx, http.MethodPost, b.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memo_delete_memo","arguments":{"name":"memos/private-draft"}}}`, hdr)
 	call, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
