@@ -245,7 +245,7 @@ func TestLoadCertFilesErrors(t *testing.T) {
 	missing := filepath.Join(dir, "missing.pem")
 	tests := []struct {
 		name, cert, key, want string
-		notExist             bool
+		notExist              bool
 	}{
 		{"missing cert", missing, key, "serve: TLS certificate", true},
 		{"missing key", cert, missing, "serve: TLS key", true},
