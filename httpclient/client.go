@@ -123,21 +123,28 @@ func (c *Client) httpClient() *http.Client {
 		return c.HTTPClient
 	}
 	c.defaultOnce.Do(func() {
-		var t *http.Transport
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			t = dt.Clone()
-		} else {
-			t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
-		}
-		t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-		t.IdleConnTimeout = idleConnTimeout
-		t.DisableKeepAlives = false
-		// h2 over TLS, negotiated by ALPN (h2c is not attempted: a
-		// cleartext server would have to be known to speak it).
-		t.ForceAttemptHTTP2 = true
-		c.defaultHC = &http.Client{Transport: t}
+		c.defaultHC = &http.Client{Transport: NewTransport()}
 	})
 	return c.defaultHC
+}
+
+// NewTransport returns a new transport as a Client builds for itself when
+// its HTTPClient is nil (see there), for callers that change one thing —
+// the trusted CAs, a wrapping RoundTripper — and keep the rest.
+func NewTransport() *http.Transport {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	}
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	t.IdleConnTimeout = idleConnTimeout
+	t.DisableKeepAlives = false
+	// h2 over TLS, negotiated by ALPN (h2c is not attempted: a cleartext
+	// server would have to be known to speak it).
+	t.ForceAttemptHTTP2 = true
+	return t
 }
 
 func (c *Client) maxRetries() int {

@@ -58,9 +58,11 @@ func serverArg(fs *pflag.FlagSet, cmd string) (string, error) {
 func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o oauthFlags
 	var lf logFlags
+	var ca caFlag
 	fs := pflag.NewFlagSet("auth login", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.register(fs)
+	ca.register(fs)
 	lf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge auth login [flags] URL\n\nLogs in to the MCP server at URL and stores the tokens for connect.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
@@ -80,6 +82,11 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	tr, err := ca.transport()
+	if err != nil {
+		return err
+	}
+	cfg.HTTPClient = oauthClient(tr)
 	az, err := oauth.New(cfg)
 	if err != nil {
 		return usagef("auth login: %v", err)

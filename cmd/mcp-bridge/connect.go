@@ -30,6 +30,7 @@ type connectFlags struct {
 	shutdown   time.Duration
 	log        logFlags
 	oauth      oauthFlags
+	ca         caFlag
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -47,6 +48,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
 	f.log.register(fs)
 	f.oauth.register(fs)
+	f.ca.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
 			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
@@ -81,19 +83,28 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if f.bearer != "" {
 		hdr.Set("Authorization", "Bearer "+f.bearer)
 	}
+	tr, err := f.ca.transport()
+	if err != nil {
+		return err
+	}
 	// A static Authorization header turns OAuth off for this server.
 	var hc *http.Client
-	if hdr.Get("Authorization") == "" {
+	useOAuth := hdr.Get("Authorization") == ""
+	if useOAuth {
 		ocfg, err := f.oauth.config(fs, u.String(), log, stderr)
 		if err != nil {
 			return err
 		}
+		ocfg.HTTPClient = oauthClient(tr)
 		az, err := oauth.New(ocfg)
 		if err != nil {
 			return usagef("connect: %v", err)
 		}
 		defer az.Close()
-		hc = oauthHTTPClient(az)
+		hc = oauthHTTPClient(az, tr)
+		defer hc.CloseIdleConnections()
+	} else if tr != nil {
+		hc = &http.Client{Transport: tr}
 		defer hc.CloseIdleConnections()
 	}
 	b, err := connect.New(connect.Config{
@@ -116,7 +127,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for k := range hdr {
 		names = append(names, k)
 	}
-	log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", hc != nil).Msg("mcp-bridge connect")
+	log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", useOAuth).Msg("mcp-bridge connect")
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = b.Run(ctx, stdin, stdout)

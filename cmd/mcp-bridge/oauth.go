@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
@@ -107,15 +108,12 @@ func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Log
 	return cfg, nil
 }
 
-// oauthHTTPClient is the HTTP client connect uses with OAuth on: the
-// transport httpclient would build for itself, wrapped by oauth.Transport.
-func oauthHTTPClient(a *oauth.Authorizer) *http.Client {
-	var t *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = dt.Clone()
-	} else {
-		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+// oauthHTTPClient is the HTTP client connect uses with OAuth on: t (nil:
+// the transport httpclient would build for itself) wrapped by
+// oauth.Transport.
+func oauthHTTPClient(a *oauth.Authorizer, t *http.Transport) *http.Client {
+	if t == nil {
+		t = httpclient.NewTransport()
 	}
-	t.MaxIdleConnsPerHost = 64
 	return &http.Client{Transport: &oauth.Transport{Base: t, Auth: a}}
 }

@@ -35,6 +35,7 @@ type serveFlags struct {
 	readTimeout, childWriteTimeout                  time.Duration
 	maxSessions, maxInflight                        int
 	log                                             logFlags
+	tls                                             tlsFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -64,6 +65,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.Var(&f.maxBuffered, "max-buffered", "most `bytes` held for clients across all streams; past it the stream holding the most is cut and new requests get 503")
 	fs.IntVar(&f.maxInflight, "max-inflight", 1024, "most requests in flight toward children (503 above it)")
 	fs.DurationVar(&f.childWriteTimeout, "child-write-timeout", 30*time.Second, "a write to a child's stdin that takes longer marks the child hung: killed, its requests answered, restarted (0 disables)")
+	f.tls.register(fs)
 	f.log.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
@@ -110,6 +112,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if f.drainDelay < 0 {
 		return usagef("--drain-delay %v: must not be negative", f.drainDelay)
 	}
+	if err := f.tls.check(); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
@@ -154,9 +159,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.listen)
+	ln, certs, err := f.tls.listen(f.listen, log)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -173,7 +178,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	h.Start()
-	log.Info().Str("url", "http://"+ln.Addr().String()+f.path).Strs("command", child).
+	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
 		Int("auth_tokens", len(tokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
