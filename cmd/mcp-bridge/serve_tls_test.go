@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"io"
 	stdlog "log"
 	"math/big"
@@ -227,6 +228,29 @@ func TestServeTLSBinary(t *testing.T) {
 		t.Errorf("with a mismatched pair on disk: serial %s, want 2 still", got)
 	}
 	call("with a mismatched pair on disk")
+
+	// Hostile clients: plain HTTP on the TLS port is answered 400; a
+	// connection that never sends a ClientHello is closed by the handshake
+	// timeout (the 10 s header timeout), not held.
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("plain HTTP to the TLS port: %d, want 400", resp.StatusCode)
+	}
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	start = time.Now()
+	silent.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a connection without a ClientHello: read %v, want it closed by the bridge", err)
+	}
+	t.Logf("a connection without a ClientHello closed after %d ms", time.Since(start).Milliseconds())
 }
 
 // The pair is checked at start: both flags or neither, files that exist,
