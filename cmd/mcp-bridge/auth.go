@@ -78,11 +78,11 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	cfg, err := o.config(fs, server, log, stderr)
+	tr, err := ca.transport()
 	if err != nil {
 		return err
 	}
-	tr, err := ca.transport()
+	cfg, err := o.config(fs, server, log, stderr)
 	if err != nil {
 		return err
 	}

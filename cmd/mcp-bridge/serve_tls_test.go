@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	stdlog "log"
 	"math/big"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,5 +369,74 @@ func TestConnectCAFile(t *testing.T) {
 	code, _, errOut = runCLI("connect", "--ca-file", keyFile, url)
 	if code != exitUsage || !strings.Contains(errOut, "no PEM certificate") {
 		t.Errorf("connect --ca-file of a key: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = runCLI("auth", "login", "--ca-file", keyFile, url)
+	if code != exitUsage || !strings.Contains(errOut, "no PEM certificate") {
+		t.Errorf("auth login --ca-file of a key: exit %d, %q", code, errOut)
+	}
+}
+
+// auth login --ca-file: discovery, metadata and token requests to an
+// authorization server under a private CA trust it too.
+func TestAuthLoginCAFile(t *testing.T) {
+	useConfigDir(t)
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	c1, k1 := ca.issue(t, 1)
+	certFile, keyFile := writeTLSPair(t, dir, c1, k1)
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, _, err := (&tlsFlags{cert: certFile, key: keyFile}).listen("127.0.0.1:0", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "https://" + ln.Addr().String()
+	var mu sync.Mutex
+	var hits []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(401)
+	})
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"response_types_supported":["code"],"grant_types_supported":["client_credentials"],"code_challenge_methods_supported":["S256"],"token_endpoint_auth_methods_supported":["client_secret_basic","client_secret_post"]}`,
+			base, base+"/authorize", base+"/token")
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600}`)
+	})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 10 * time.Second, ErrorLog: stdlog.New(io.Discard, "", 0)}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(ln)
+	}()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+
+	code, out, errs := runCLI("auth", "login", "--ca-file", caFile, "--oauth-grant", "client_credentials",
+		"--oauth-client-id", "c1", "--oauth-client-secret", "s1", base+"/mcp")
+	mu.Lock()
+	defer mu.Unlock()
+	if code != exitOK || !strings.Contains(out, "Logged in") {
+		t.Fatalf("auth login --ca-file: exit %d\n%s\n%s\nrequests: %q", code, out, errs, hits)
+	}
+	if !slices.Contains(hits, "POST /token") {
+		t.Errorf("no token request reached the server: %q", hits)
 	}
 }
