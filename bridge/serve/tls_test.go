@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -263,5 +264,49 @@ func TestLoadCertFilesErrors(t *testing.T) {
 	}
 	if _, err := LoadCertFiles(cert, key, zerolog.Nop()); err != nil {
 		t.Errorf("the good pair: %v", err)
+	}
+}
+
+// A Kubernetes secret volume rotates by swapping a directory symlink
+// (cert.pem -> ..data/cert.pem, ..data -> ..2026_…): the files' own names
+// never change, their targets do.
+func TestTLSCertSymlinkSwap(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need a privilege on Windows")
+	}
+	ca := testmain.NewCA(t)
+	dir := t.TempDir()
+	for i, d := range []string{"v1", "v2"} {
+		c, k := ca.Issue(t, int64(i+1))
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writePair(t, filepath.Join(dir, d), c, k)
+	}
+	link := func(target, name string) {
+		t.Helper()
+		tmp := filepath.Join(dir, name+".tmp")
+		if err := os.Symlink(target, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("v1", "..data")
+	link("..data/cert.pem", "cert.pem")
+	link("..data/key.pem", "key.pem")
+	cf, err := LoadCertFiles(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf.interval = 0
+	addr := serveTLS(t, http.NotFoundHandler(), cf)
+	if got := servedSerial(t, addr, ca); got != "1" {
+		t.Fatalf("serial %s, want 1", got)
+	}
+	link("v2", "..data")
+	if got := servedSerial(t, addr, ca); got != "2" {
+		t.Fatalf("after the ..data swap: serial %s, want 2", got)
 	}
 }
