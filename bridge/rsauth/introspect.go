@@ -157,4 +157,3 @@ func (in *introspector) ask(ctx context.Context, tok, resource string) (*Identit
 	}
 	return &Identity{Issuer: iss, Subject: sub, Scopes: strings.Fields(r.Scope)}, ttl, nil
 }
-
