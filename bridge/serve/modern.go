@@ -18,6 +18,11 @@ import (
 func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	id := m.IDBytes()
 	sc := h.childFor(r)
+	if sc == nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: too many principals have a child of their own (--max-principals)", nil)
+		return
+	}
 	if m.Kind == wire.KindResponse {
 		// streamable-http §Sending: "The client MUST NOT send JSON-RPC responses."
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients do not send responses", nil)

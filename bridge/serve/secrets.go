@@ -9,7 +9,7 @@ import (
 
 // ErrTokenInChild is returned by New when the child's command line carries
 // an inbound bearer token.
-var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value")
+var ErrTokenInChild = errors.New("serve: the child's command line contains an accepted bearer token (--auth-token or --auth-token-file)")
 
 // secretEnv are the variables through which the bridge itself receives
 // credentials: the inbound token serve checks and the outbound token
@@ -28,7 +28,7 @@ func (h *Handler) command() *exec.Cmd {
 	if env == nil {
 		env = os.Environ() // what exec would otherwise inherit
 	}
-	cmd.Env = scrubEnv(env, h.cfg.tokens())
+	cmd.Env = scrubEnv(env, append(h.cfg.allTokens(), h.guard.tokens.Load().raw...))
 	return cmd
 }
 
@@ -57,7 +57,7 @@ next:
 // checkChildArgs refuses a child command line that carries an inbound
 // token: argv is visible to every local user (ps) and to the child.
 func checkChildArgs(cfg *Config) error {
-	tokens := cfg.tokens()
+	tokens := cfg.allTokens()
 	if len(tokens) == 0 {
 		return nil
 	}
