@@ -44,6 +44,7 @@ func (pc *principalChildren) get(p Principal) *sharedChild {
 	if pc.byP == nil {
 		pc.byP = map[string]*sharedChild{p.key: pc.h.shared}
 		pc.h.shared.setPrincipal(p)
+		pc.h.log.Info().Stringer("principal", p).Msg("the first child now serves this principal only")
 		return pc.h.shared
 	}
 	if pc.stopped || pc.ctx == nil {

@@ -12,11 +12,13 @@ import (
 var ErrTokenInChild = errors.New("serve: the child's command line contains an accepted bearer token (--auth-token or --auth-token-file)")
 
 // secretEnv are the variables through which the bridge itself receives
-// credentials: the inbound token serve checks and the outbound token
-// connect sends. A child inherits the bridge's environment, and a server
-// that echoes its environment (server-everything's get-env tool does)
-// would hand them to any caller.
-var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN"}
+// credentials: the inbound token serve checks, the outbound token connect
+// sends and the introspection client's credentials of an OAuth resource
+// server. A child inherits the bridge's environment, and a server that
+// echoes its environment (server-everything's get-env tool does) would
+// hand them to any caller.
+var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN",
+	"MCP_BRIDGE_INTROSPECTION_CLIENT_ID", "MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET"}
 
 // command returns a fresh child command whose environment holds no
 // credential of the bridge's. It is the one place every child (shared,
