@@ -130,4 +130,3 @@ func (a *serveAuthFlags) watch(h *serve.Handler, log zerolog.Logger) (stop func(
 		<-exited
 	}
 }
-
