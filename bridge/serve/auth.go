@@ -1,6 +1,9 @@
 package serve
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // An Authenticator admits requests by a credential other than the static
 // tokens: bridge/rsauth's Resource (OAuth access tokens) is one. It is an
@@ -32,6 +35,32 @@ func (h *Handler) isMetadataPath(path string) bool {
 		return false
 	}
 	return path == wellKnownResource+h.cfg.path() || (h.cfg.path() == "/mcp" && path == wellKnownResource)
+}
+
+// oauthPaths are where a client looks for an OAuth login after a 401:
+// the RFC 9728 and RFC 8414/OIDC well-known documents and, for a
+// 2025-03-26-era client that found none, the default endpoints at the
+// origin.
+var oauthPaths = []string{"/.well-known/", "/register", "/authorize", "/token"}
+
+// notFound answers a path the Handler does not serve. A host given no
+// token that gets a 401 from a static-token endpoint goes looking for an
+// OAuth login and shows the user the last answer (Claude Code 2.1:
+// "Dynamic Client Registration rejected (HTTP 404): 404 page not found");
+// on those paths the 404 says what is wanted instead.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Auth == nil && len(h.guard.tokens.Load().hashes) > 0 {
+		for _, p := range oauthPaths {
+			if strings.HasPrefix(r.URL.Path, p) {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.Header().Set("X-Content-Type-Options", "nosniff")
+				w.WriteHeader(http.StatusNotFound)
+				w.Write([]byte("mcp-bridge: this server has no OAuth login; it takes a static bearer token: configure the header \"Authorization: Bearer <token>\" (ask the server's operator for a token)\n"))
+				return
+			}
+		}
+	}
+	http.NotFound(w, r)
 }
 
 // A NamedToken is an accepted bearer token and the name its holder goes by

@@ -144,7 +144,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.cfg.Auth.ServeMetadata(w, r)
 			return
 		}
-		http.NotFound(w, r)
+		h.notFound(w, r)
 		return
 	}
 	if h.guard.cors(w, r) {
