@@ -109,6 +109,9 @@ func (is *issuer) fetch(ch chan struct{}) {
 	is.inflight = nil
 	is.failed = err != nil
 	if err != nil {
+		// The metadata is read again next time: the issuer may have
+		// moved its key set.
+		is.jwksURI = ""
 		is.s.log.Warn().Err(err).Str("issuer", is.id).Msg("cannot fetch the issuer's signing keys")
 		return
 	}

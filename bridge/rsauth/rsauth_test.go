@@ -340,3 +340,27 @@ func TestConfigChecks(t *testing.T) {
 		}
 	}
 }
+
+// Requests that arrive together before the keys are known share one
+// fetch: the issuer sees one metadata and one key-set request.
+func TestConcurrentFirstUseFetchesOnce(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = time.Hour })
+	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	errs := make(chan error, 32)
+	for range 32 {
+		go func() {
+			_, err := rs.Verify(context.Background(), tok)
+			errs <- err
+		}()
+	}
+	for range 32 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := as.JWKSFetches.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times for 32 concurrent first requests, want 1", n)
+	}
+}

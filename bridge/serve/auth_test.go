@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,7 +65,18 @@ func TestStaticTokenChallenge(t *testing.T) {
 			t.Errorf("%s: %d, want 404 without OAuth", p, resp.StatusCode)
 		}
 	}
-	resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil)
+	// Where a host looks for an OAuth login after the 401, the 404 says
+	// what to do instead (Claude Code shows this body to the user).
+	resp, err := http.Post(base+"/register", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), "static bearer token") {
+		t.Errorf("/register: %d %q", resp.StatusCode, body)
+	}
+	resp, _ = rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil)
 	ch := resp.Header.Get("WWW-Authenticate")
 	if resp.StatusCode != 401 || !strings.HasPrefix(ch, "Bearer ") || !strings.Contains(ch, "error_description=") || strings.Contains(ch, "resource_metadata") {
 		t.Errorf("no token: %d %q", resp.StatusCode, ch)
