@@ -48,6 +48,12 @@ func TestNamedTokensInLogsAndReload(t *testing.T) {
 	if !strings.Contains(b.log.String(), `"principal":"carol"`) {
 		t.Error("the new token's name is not in the logs")
 	}
+	// An emptied set refuses everyone; it does not open the endpoint.
+	b.SetTokens(nil)
+	if resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+modernMeta+`}}`,
+		map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}); resp.StatusCode != 401 {
+		t.Errorf("no token after SetTokens(nil): %d, want 401", resp.StatusCode)
+	}
 }
 
 // Static tokens only: no OAuth metadata is advertised, and the 401 says in

@@ -18,6 +18,7 @@ type guard struct {
 	tokens    atomic.Pointer[tokenSet] // replaced whole by SetTokens
 	static    []NamedToken             // Config.AuthToken(s): kept across SetTokens
 	auth      Authenticator            // Config.Auth; nil: static tokens only
+	required  bool                     // some credential was configured at New
 	origins   map[string]bool          // normalized scheme://host:port
 	checkHost bool
 }
@@ -49,6 +50,9 @@ func newGuard(cfg *Config) *guard {
 		g.static = append(g.static, NamedToken{Token: t})
 	}
 	g.tokens.Store(newTokenSet(append(slices.Clip(g.static), cfg.NamedTokens...)))
+	// A Handler made with credentials keeps requiring them: SetTokens with
+	// an empty set refuses everyone rather than opening the endpoint.
+	g.required = len(g.tokens.Load().hashes) > 0 || g.auth != nil
 	for _, o := range cfg.AllowedOrigins {
 		if n, ok := normalizeOrigin(o); ok {
 			g.origins[n] = true
@@ -80,7 +84,7 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 		writeError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "Forbidden: Origin not allowed", nil)
 		return nil, false
 	}
-	if len(g.tokens.Load().hashes) == 0 && g.auth == nil {
+	if !g.required {
 		return r, true
 	}
 	authz := r.Header.Get("Authorization")
