@@ -115,6 +115,7 @@ func TestJWTRefused(t *testing.T) {
 		{"alg none", handMade(t, "none", good, nil), ErrMalformed},
 		{"HS256 with the public key", handMade(t, "HS256", good, jwks), ErrMalformed},
 		{"garbage", "not-a-token", ErrMalformed},
+		{"past 16 KiB", strings.Repeat("a.", 10000), ErrMalformed},
 	}
 	for _, c := range cases {
 		_, err := rs.Verify(context.Background(), c.tok)

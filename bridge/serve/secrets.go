@@ -9,7 +9,7 @@ import (
 
 // ErrTokenInChild is returned by New when the child's command line carries
 // an inbound bearer token.
-var ErrTokenInChild = errors.New("serve: the child's command line contains an accepted bearer token (--auth-token or --auth-token-file)")
+var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value (or a token of --auth-token-file)")
 
 // secretEnv are the variables through which the bridge itself receives
 // credentials: the inbound token serve checks, the outbound token connect
