@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,58 @@ func TestOAuthGoSDKClient(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
 	if _, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.URL, MaxRetries: -1}, nil); err == nil {
 		t.Error("connected without a token")
+	}
+}
+
+// A Handler at another path (a gateway's /servers/<name>/mcp) publishes
+// its metadata after the well-known prefix at that path, not the root
+// form, which belongs to /mcp. A wrapper learns the principal through
+// PrincipalSlot.
+func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	s, _ := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	rs, _ := s.Resource("https://gw.example.com/servers/notes/mcp", []string{"notes"})
+	h, err := New(Config{Command: testChild(), Path: "/servers/notes/mcp", Auth: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 16)
+	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, name := PrincipalSlot(r)
+		h.ServeHTTP(w, r)
+		if strings.HasSuffix(r.URL.Path, "/mcp") && r.Method == http.MethodPost {
+			seen <- name()
+		}
+	})
+	h.Start()
+	srv := httptest.NewServer(wrapped)
+	t.Cleanup(func() {
+		h.BeginShutdown()
+		srv.CloseClientConnections()
+		h.Close()
+		srv.Close()
+	})
+	for path, want := range map[string]int{
+		"/.well-known/oauth-protected-resource/servers/notes/mcp": 200,
+		"/.well-known/oauth-protected-resource":                   404,
+		"/.well-known/oauth-protected-resource/mcp":               404,
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	tok := as.Token(rsauthtest.Claims{Subject: "dana", Audience: []string{"https://gw.example.com/servers/notes/mcp"}, Scope: "notes"})
+	waitReady(t, srv.URL)
+	if got := modernCall(t, srv.URL+"/servers/notes/mcp", tok, "env"); got == "" {
+		t.Fatal("no answer")
+	}
+	if got := <-seen; got != as.Issuer+" dana" {
+		t.Errorf("PrincipalSlot gave %q", got)
 	}
 }
