@@ -25,9 +25,10 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Errors a verification fails with, for callers that branch on them. Every
-// one of them but ErrInsufficientScope and ErrUnavailable is answered 401
-// invalid_token.
+// Errors a verification fails with, for callers that branch on them.
+// Authenticate answers ErrNoToken with a bare 401 challenge,
+// ErrInsufficientScope with 403, ErrUnavailable with 503 and every other
+// one with 401 invalid_token.
 var (
 	ErrNoToken           = errors.New("rsauth: no bearer token")
 	ErrMalformed         = errors.New("rsauth: malformed token")
