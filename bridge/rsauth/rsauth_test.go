@@ -365,3 +365,22 @@ func TestConcurrentFirstUseFetchesOnce(t *testing.T) {
 		t.Fatalf("JWKS fetched %d times for 32 concurrent first requests, want 1", n)
 	}
 }
+
+// RS256 (Keycloak, Auth0, Entra sign with it), and a rotation from an EC
+// key to an RSA one.
+func TestJWTRS256(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	rs := newResource(t, as, nil, nil)
+	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})); err != nil {
+		t.Fatal(err)
+	}
+	as.RotateRSA()
+	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	if !strings.Contains(tok[:strings.Index(tok, ".")], "eyJhbGciOiJSUzI1NiI") {
+		t.Fatalf("not an RS256 token")
+	}
+	if _, err := rs.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+}

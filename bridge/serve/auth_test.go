@@ -288,3 +288,23 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 		t.Errorf("PrincipalSlot gave %q", got)
 	}
 }
+
+// Static tokens and OAuth together: either admits; a token that is
+// neither gets the OAuth challenge (the way to log in).
+func TestStaticTokensBesideOAuth(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	b := oauthBridge(t, as, Config{Command: testChild(), NamedTokens: []NamedToken{{"ci", "tok-ci-Rt5"}}}, nil)
+	if got := modernCall(t, b.URL, "tok-ci-Rt5", "env"); got == "" {
+		t.Error("static token: no answer")
+	}
+	if got := modernCall(t, b.URL, as.Token(rsauthtest.Claims{Audience: []string{publicURL}}), "env"); got == "" {
+		t.Error("JWT: no answer")
+	}
+	hdr := modernHeaders("ping", "")
+	hdr["Authorization"] = "Bearer tok-not-listed"
+	resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+modernMeta+`}}`, hdr)
+	if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(ch, "resource_metadata=") || !strings.Contains(ch, "invalid_token") {
+		t.Errorf("neither: %d %q", resp.StatusCode, ch)
+	}
+}

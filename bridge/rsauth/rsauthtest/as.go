@@ -5,9 +5,11 @@
 package rsauthtest
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -31,7 +33,8 @@ type Server struct {
 	Introspections atomic.Int64
 
 	mu      sync.Mutex
-	key     *ecdsa.PrivateKey
+	key     crypto.Signer // *ecdsa.PrivateKey (ES256) or *rsa.PrivateKey (RS256)
+	alg     jose.SignatureAlgorithm
 	kid     string
 	opaque  map[string]map[string]any // opaque token -> introspection answer
 	basicID string
@@ -58,7 +61,7 @@ func New(path string) *Server {
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		s.JWKSFetches.Add(1)
 		s.mu.Lock()
-		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &s.key.PublicKey, KeyID: s.kid, Algorithm: "ES256", Use: "sig"}}}
+		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: s.key.Public(), KeyID: s.kid, Algorithm: string(s.alg), Use: "sig"}}}
 		s.mu.Unlock()
 		writeJSON(w, set)
 	})
@@ -91,15 +94,27 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// Rotate replaces the signing key (and its kid): tokens minted before no
-// longer verify against the published set.
+// Rotate replaces the signing key (and its kid) with a new P-256 key:
+// tokens minted before no longer verify against the published set.
 func (s *Server) Rotate() {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		panic(err)
 	}
 	s.mu.Lock()
-	s.key, s.kid = k, "k-"+randHex(4)
+	s.key, s.alg, s.kid = k, jose.ES256, "k-"+randHex(4)
+	s.mu.Unlock()
+}
+
+// RotateRSA replaces the signing key with a new RSA-2048 key signing
+// RS256, what most hosted authorization servers use.
+func (s *Server) RotateRSA() {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	s.key, s.alg, s.kid = k, jose.RS256, "r-"+randHex(4)
 	s.mu.Unlock()
 }
 
@@ -135,12 +150,12 @@ type Claims struct {
 // Token mints a JWT access token signed with the current key.
 func (s *Server) Token(c Claims) string {
 	s.mu.Lock()
-	key, kid := s.key, s.kid
+	key, alg, kid := s.key, s.alg, s.kid
 	s.mu.Unlock()
 	if c.KeyID != "" {
 		kid = c.KeyID
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key},
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key},
 		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
 	if err != nil {
 		panic(err)
