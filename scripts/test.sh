@@ -103,6 +103,8 @@ fuzz ./httpclient/oauth FuzzParseMetadata
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
+fuzz ./bridge/serve FuzzParseTokenFile
+fuzz ./bridge/rsauth FuzzVerify
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

@@ -42,9 +42,22 @@ type Config struct {
 	// principal (see ChildPer); AuthToken counts as one of them.
 	AuthTokens []string
 
+	// NamedTokens are further accepted bearer tokens with names for the
+	// logs (--auth-token-file); Handler.SetTokens replaces them.
+	NamedTokens []NamedToken
+
+	// Auth, if set, admits requests whose token is none of the static
+	// ones (an OAuth resource server: rsauth.Resource) and answers the RFC
+	// 9728 metadata of the Handler's path (auth.go).
+	Auth Authenticator
+
 	// ChildPer chooses whom the modern clients' child is shared by; if
 	// empty, ChildShared.
 	ChildPer ChildPer
+
+	// MaxPrincipals caps the children of ChildPerPrincipal (503 for a new
+	// principal above it): with OAuth, every subject is one. If zero, 100.
+	MaxPrincipals int
 
 	// AllowedOrigins lists Origin values (scheme://host[:port]) accepted in
 	// addition to loopback origins, which are always accepted.
@@ -156,6 +169,24 @@ func (c *Config) tokens() []string {
 		}
 	}
 	return out
+}
+
+// allTokens adds the named ones to tokens.
+func (c *Config) allTokens() []string {
+	out := c.tokens()
+	for _, t := range c.NamedTokens {
+		if t.Token != "" {
+			out = append(out, t.Token)
+		}
+	}
+	return out
+}
+
+func (c *Config) maxPrincipals() int {
+	if c.MaxPrincipals > 0 {
+		return c.MaxPrincipals
+	}
+	return 100
 }
 
 func (c *Config) perPrincipal() bool { return c.ChildPer == ChildPerPrincipal }

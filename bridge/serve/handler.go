@@ -140,13 +140,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case h.cfg.path():
 	default:
-		http.NotFound(w, r)
+		if h.isMetadataPath(r.URL.Path) {
+			h.cfg.Auth.ServeMetadata(w, r)
+			return
+		}
+		h.notFound(w, r)
 		return
 	}
 	if h.guard.cors(w, r) {
 		return
 	}
-	if !h.guard.check(w, r) {
+	r, ok := h.guard.check(w, r)
+	if !ok {
 		return
 	}
 	if h.refused(w, r) {

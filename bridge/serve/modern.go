@@ -18,6 +18,11 @@ import (
 func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	id := m.IDBytes()
 	sc := h.childFor(r)
+	if sc == nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: too many principals have a child of their own (--max-principals)", nil)
+		return
+	}
 	if m.Kind == wire.KindResponse {
 		// streamable-http §Sending: "The client MUST NOT send JSON-RPC responses."
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients do not send responses", nil)
@@ -103,7 +108,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		sk.close()
 		h.abandon(conn, cl, "mcp-bridge is shutting down")
 	}
-	h.logCall(m, cl)
+	h.logCall(r, m, cl)
 }
 
 // abandon cancels a call whose client is gone — unless the call is
@@ -137,9 +142,12 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func (h *Handler) logCall(m *wire.Message, cl *call) {
+func (h *Handler) logCall(r *http.Request, m *wire.Message, cl *call) {
 	if e := h.log.Debug(); e.Enabled() {
 		id, _, _ := cl.target()
+		if p := h.guard.principal(r); p != (Principal{}) {
+			e.Stringer("principal", p)
+		}
 		e.Str("method", m.Method).RawJSON("id", id).Int64("child_id", cl.childID).
 			Dur("took", since(cl.started)).Msg("request done")
 	}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -12,22 +13,41 @@ import (
 // dedicated to under ChildPerPrincipal. The zero Principal is the
 // unauthenticated caller (every client of a bridge without tokens).
 //
-// Today the identity is the bearer token, named by its SHA-256 so that the
-// raw token is never kept beyond the check; an OAuth resource server would
-// name it by the token's subject instead, through the same type.
-type Principal struct{ key string }
+// A static token's principal is keyed by the token's SHA-256, so that the
+// raw token is never kept beyond the check; an OAuth token's by its issuer
+// and subject. The name is what logs show.
+type Principal struct{ key, name string }
 
-// String is safe to log: a short prefix of the hash, never the token.
+// String is safe to log: the token's name from --auth-token-file, an
+// OAuth subject, or a short prefix of the token's hash — never a token.
 func (p Principal) String() string {
-	if p.key == "" {
+	switch {
+	case p.name != "":
+		return p.name
+	case p.key == "":
 		return "anonymous"
 	}
 	return p.key[:min(len(p.key), len("token:")+8)]
 }
 
 // tokenPrincipal names the holder of the token whose SHA-256 is sum.
-func tokenPrincipal(sum [32]byte) Principal {
-	return Principal{"token:" + hex.EncodeToString(sum[:])}
+func tokenPrincipal(sum [32]byte, name string) Principal {
+	return Principal{"token:" + hex.EncodeToString(sum[:]), name}
+}
+
+// oauthPrincipal names the subject an Authenticator vouched for. The
+// name is cut to a printable 128 bytes: it comes from a token.
+func oauthPrincipal(subject string) Principal {
+	name := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, subject)
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return Principal{"oauth:" + subject, name}
 }
 
 // bearer returns the token of an Authorization header, if it has one.
@@ -48,23 +68,44 @@ func (g *guard) match(authz string) (Principal, bool) {
 		return Principal{}, false
 	}
 	h := sha256.Sum256([]byte(tok))
+	ts := g.tokens.Load()
 	found := -1
-	for i := range g.tokenHashes {
-		if subtle.ConstantTimeCompare(h[:], g.tokenHashes[i][:]) == 1 {
+	for i := range ts.hashes {
+		if subtle.ConstantTimeCompare(h[:], ts.hashes[i][:]) == 1 {
 			found = i
 		}
 	}
 	if found < 0 {
 		return Principal{}, false
 	}
-	return tokenPrincipal(g.tokenHashes[found]), true
+	return tokenPrincipal(ts.hashes[found], ts.names[found]), true
 }
 
-// principal returns whom an already admitted request acts for.
-func (g *guard) principal(r *http.Request) Principal {
-	if len(g.tokenHashes) == 0 {
-		return Principal{}
+type principalKey struct{}
+type slotKey struct{}
+
+// withPrincipal records whom an admitted request acts for.
+func withPrincipal(r *http.Request, p Principal) *http.Request {
+	if p == (Principal{}) {
+		return r
 	}
-	p, _ := g.match(r.Header.Get("Authorization"))
+	if slot, ok := r.Context().Value(slotKey{}).(*string); ok {
+		*slot = p.String()
+	}
+	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+}
+
+// PrincipalSlot prepares r for a Handler so that a wrapper around it (an
+// access log, metrics) can learn whom the request was admitted as: name,
+// called after ServeHTTP returns, gives the principal's name (see
+// Principal.String; "" when unauthenticated or refused).
+func PrincipalSlot(r *http.Request) (_ *http.Request, name func() string) {
+	slot := new(string)
+	return r.WithContext(context.WithValue(r.Context(), slotKey{}, slot)), func() string { return *slot }
+}
+
+// principal returns whom an admitted request acts for.
+func (g *guard) principal(r *http.Request) Principal {
+	p, _ := r.Context().Value(principalKey{}).(Principal)
 	return p
 }

@@ -10,17 +10,18 @@ import (
 // ChildPerPrincipal. The Handler's first child goes to the first principal
 // that comes (with no tokens configured there is only one, the anonymous
 // one); every later principal gets a child of its own, started on demand
-// and supervised like the first. There are at most as many as there are
-// accepted tokens.
+// and supervised like the first. There are at most Config.MaxPrincipals:
+// static tokens are few, but every OAuth subject is a principal.
 type principalChildren struct {
 	h       *Handler
 	mu      sync.Mutex
 	ctx     context.Context // the Handler's run context; nil before Start
 	stopped bool
-	byP     map[Principal]*sharedChild
+	byP     map[string]*sharedChild // by Principal.key
 }
 
-// childFor returns the shared child that serves r's modern requests.
+// childFor returns the shared child that serves r's modern requests, or
+// nil when r's principal would need a child past Config.MaxPrincipals.
 func (h *Handler) childFor(r *http.Request) *sharedChild {
 	if !h.cfg.perPrincipal() {
 		return h.shared
@@ -37,12 +38,13 @@ func (pc *principalChildren) start(ctx context.Context) {
 func (pc *principalChildren) get(p Principal) *sharedChild {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if sc := pc.byP[p]; sc != nil {
+	if sc := pc.byP[p.key]; sc != nil {
 		return sc
 	}
 	if pc.byP == nil {
-		pc.byP = map[Principal]*sharedChild{p: pc.h.shared}
+		pc.byP = map[string]*sharedChild{p.key: pc.h.shared}
 		pc.h.shared.setPrincipal(p)
+		pc.h.log.Info().Stringer("principal", p).Msg("the first child now serves this principal only")
 		return pc.h.shared
 	}
 	if pc.stopped || pc.ctx == nil {
@@ -50,10 +52,14 @@ func (pc *principalChildren) get(p Principal) *sharedChild {
 		// 503 like any child that is not ready.
 		return pc.h.shared
 	}
+	if len(pc.byP) >= pc.h.cfg.maxPrincipals() {
+		pc.h.warn.Warn(pc.h.log, "max_principals").Int("children", len(pc.byP)).Msg("a new principal would need a child past --max-principals; refused (503)")
+		return nil
+	}
 	sc := newSharedChild(pc.h)
 	sc.from = pc.h.shared
 	sc.setPrincipal(p)
-	pc.byP[p] = sc
+	pc.byP[p.key] = sc
 	ctx := pc.ctx
 	pc.h.wg.Go(func() { sc.run(ctx) })
 	pc.h.log.Info().Stringer("principal", p).Int("children", len(pc.byP)).Msg("started a child for a new principal")

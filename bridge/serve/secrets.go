@@ -9,14 +9,16 @@ import (
 
 // ErrTokenInChild is returned by New when the child's command line carries
 // an inbound bearer token.
-var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value")
+var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value (or a token of --auth-token-file)")
 
 // secretEnv are the variables through which the bridge itself receives
-// credentials: the inbound token serve checks and the outbound token
-// connect sends. A child inherits the bridge's environment, and a server
-// that echoes its environment (server-everything's get-env tool does)
-// would hand them to any caller.
-var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN"}
+// credentials: the inbound token serve checks, the outbound token connect
+// sends and the introspection client's credentials of an OAuth resource
+// server. A child inherits the bridge's environment, and a server that
+// echoes its environment (server-everything's get-env tool does) would
+// hand them to any caller.
+var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN",
+	"MCP_BRIDGE_INTROSPECTION_CLIENT_ID", "MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET"}
 
 // command returns a fresh child command whose environment holds no
 // credential of the bridge's. It is the one place every child (shared,
@@ -28,7 +30,7 @@ func (h *Handler) command() *exec.Cmd {
 	if env == nil {
 		env = os.Environ() // what exec would otherwise inherit
 	}
-	cmd.Env = scrubEnv(env, h.cfg.tokens())
+	cmd.Env = scrubEnv(env, append(h.cfg.allTokens(), h.guard.tokens.Load().raw...))
 	return cmd
 }
 
@@ -57,7 +59,7 @@ next:
 // checkChildArgs refuses a child command line that carries an inbound
 // token: argv is visible to every local user (ps) and to the child.
 func checkChildArgs(cfg *Config) error {
-	tokens := cfg.tokens()
+	tokens := cfg.allTokens()
 	if len(tokens) == 0 {
 		return nil
 	}

@@ -56,6 +56,12 @@ type session struct {
 
 	replay *replayLog // nil: resumability disabled
 
+	// owner is the principal that initialized the session; a request of
+	// another one does not find it. Security best practices (session
+	// hijacking): "MCP servers SHOULD bind session IDs to user-specific
+	// information".
+	owner Principal
+
 	mu         sync.Mutex
 	version    string
 	get        *sink
@@ -137,6 +143,9 @@ func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []b
 		return nil
 	}
 	s := t.lookup(sid)
+	if s != nil && s.owner.key != t.h.guard.principal(r).key {
+		s = nil // another principal's: as good as not there
+	}
 	if s == nil {
 		// "MUST respond to requests containing that session ID with HTTP 404".
 		writeError(w, http.StatusNotFound, id, wire.CodeRequestTimeout, "Session not found", nil)
@@ -227,11 +236,21 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		lastActive: time.Now(),
 		attached:   1, // by this initialize request, however long the child takes
 		replay:     newReplayLog(t.h.cfg.replayBuffer()),
+		owner:      t.h.guard.principal(r),
 	}
 	context.AfterFunc(r.Context(), s.detach)
-	s.log = t.h.log.With().Str("session", s.id[len(s.id)-32:][:8]).Logger()
+	lc := t.h.log.With().Str("session", s.id[len(s.id)-32:][:8])
+	if s.owner != (Principal{}) {
+		lc = lc.Stringer("principal", s.owner)
+	}
+	s.log = lc.Logger()
 	if !t.h.shared.eras.legacy {
 		s.sc = t.h.childFor(r)
+		if s.sc == nil {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many principals have a child of their own (--max-principals)", nil)
+			return
+		}
 		if s.sc.connection(r.Context()) == nil {
 			w.Header().Set("Retry-After", "1")
 			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+s.sc.notReady(), nil)
@@ -333,7 +352,7 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	// the client cancelling its request." The call stays pending at the
 	// child; its answer waits for the client to resume the stream.
 	s.stream(r, rsp, cl.sink)
-	h.logCall(m, cl)
+	h.logCall(r, m, cl)
 }
 
 // track registers cl under the session before it is sent, so that a

@@ -36,6 +36,7 @@ type serveFlags struct {
 	maxSessions, maxInflight                        int
 	log                                             logFlags
 	tls                                             tlsFlags
+	auth                                            serveAuthFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -67,6 +68,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&f.childWriteTimeout, "child-write-timeout", 30*time.Second, "a write to a child's stdin that takes longer marks the child hung: killed, its requests answered, restarted (0 disables)")
 	f.tls.register(fs)
 	f.log.register(fs)
+	f.auth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
 			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
@@ -122,15 +124,15 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--listen %q: %v", f.listen, err)
 	}
-	if !loopback && len(tokens) == 0 && !f.allowUnauth {
-		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
+	if !loopback && len(tokens) == 0 && !f.auth.enabled() && !f.allowUnauth {
+		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), --auth-token-file or --oauth-issuer, or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
 	}
 	// Usage errors first: they do not depend on what is installed.
 	path, err := exec.LookPath(child[0])
 	if err != nil {
 		return fmt.Errorf("serve: MCP server command: %w", err)
 	}
-	h, err := serve.New(serve.Config{
+	cfg := serve.Config{
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(path, child[1:]...)
 			cmd.Args[0] = child[0]
@@ -155,7 +157,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
 		ReplicaID:          f.replicaID,
 		Logger:             log,
-	})
+	}
+	if err := f.auth.apply(&cfg, log); err != nil {
+		return err
+	}
+	h, err := serve.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -178,6 +184,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	h.Start()
+	defer f.auth.watch(h, log)()
 	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
 		Int("auth_tokens", len(tokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 

@@ -57,6 +57,7 @@ var pinned = map[string]string{
 	"supergateway":                            "4.0.0",
 	"mcp-proxy":                               "6.7.19",
 	"mcp-remote":                              "0.15.1",
+	"@anthropic-ai/claude-code":               "2.1.328",
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,169 @@
+// Package rsauth is the OAuth 2.1 resource-server side of the MCP
+// authorization spec: it verifies the access tokens clients send to an MCP
+// endpoint (JWTs against the issuers' published keys, opaque tokens by RFC
+// 7662 introspection), answers RFC 9728 protected-resource metadata, and
+// writes the 401/403 challenges that tell a client where to log in.
+//
+// A Server holds what endpoints share (issuer metadata and key caches, the
+// introspection client); a Resource is one endpoint: its canonical URI and
+// the scopes it requires. A gateway with many routes makes one Server and a
+// Resource per route.
+//
+// The package imports neither serve nor connect; serve uses a Resource
+// through its own Authenticator interface.
+package rsauth
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Errors a verification fails with, for callers that branch on them.
+// Authenticate answers ErrNoToken with a bare 401 challenge,
+// ErrInsufficientScope with 403, ErrUnavailable with 503 and every other
+// one with 401 invalid_token.
+var (
+	ErrNoToken           = errors.New("rsauth: no bearer token")
+	ErrMalformed         = errors.New("rsauth: malformed token")
+	ErrUnknownIssuer     = errors.New("rsauth: token from an issuer this server does not trust")
+	ErrUnknownKey        = errors.New("rsauth: token signed by a key the issuer does not publish")
+	ErrSignature         = errors.New("rsauth: bad token signature")
+	ErrAudience          = errors.New("rsauth: token not issued for this resource")
+	ErrExpired           = errors.New("rsauth: token expired or not yet valid")
+	ErrClaims            = errors.New("rsauth: token lacks a required claim")
+	ErrInactive          = errors.New("rsauth: token is not active")
+	ErrInsufficientScope = errors.New("rsauth: token lacks a required scope")
+	// ErrUnavailable: the issuer or the introspection endpoint could not
+	// be reached or answered nonsense; the token was neither accepted nor
+	// found invalid (503).
+	ErrUnavailable = errors.New("rsauth: authorization server unavailable")
+)
+
+// Config configures a Server.
+type Config struct {
+	// Issuers are the trusted authorization servers' issuer identifiers
+	// (RFC 8414), exactly as they appear in the tokens' iss claim and in
+	// their metadata. At least one is required: the protected-resource
+	// metadata must name one.
+	Issuers []string
+
+	// IntrospectionURL, if set, is the RFC 7662 endpoint asked about
+	// tokens that are not JWTs. IntrospectionClientID/Secret authenticate
+	// the bridge there (HTTP Basic).
+	IntrospectionURL      string
+	IntrospectionClientID string
+	IntrospectionSecret   string
+
+	// Skew is the clock leeway for exp, nbf and iat. If zero, 60s.
+	Skew time.Duration
+
+	// KeyRefetchInterval is the least time between two fetches of one
+	// issuer's key set prompted by tokens naming an unknown key, so that a
+	// flood of tokens with made-up key ids cannot hammer the issuer. If
+	// zero, 30s; negative: no wait (tests).
+	KeyRefetchInterval time.Duration
+
+	// KeyTTL is how long a fetched key set is used before it is fetched
+	// again. If zero, 1h.
+	KeyTTL time.Duration
+
+	// HTTPClient fetches metadata, keys and introspection results. If nil,
+	// a client with a 10s timeout. Every body read is bounded regardless.
+	HTTPClient *http.Client
+
+	// Logger receives warnings about issuers (never a token).
+	Logger zerolog.Logger
+}
+
+func (c *Config) skew() time.Duration {
+	if c.Skew == 0 {
+		return 60 * time.Second
+	}
+	return c.Skew
+}
+
+func (c *Config) refetchInterval() time.Duration {
+	switch {
+	case c.KeyRefetchInterval == 0:
+		return 30 * time.Second
+	case c.KeyRefetchInterval < 0:
+		return 0
+	}
+	return c.KeyRefetchInterval
+}
+
+func (c *Config) keyTTL() time.Duration {
+	if c.KeyTTL <= 0 {
+		return time.Hour
+	}
+	return c.KeyTTL
+}
+
+// A Server verifies tokens for any number of Resources.
+type Server struct {
+	cfg     Config
+	log     zerolog.Logger
+	client  *http.Client
+	issuers map[string]*issuer
+	intro   *introspector // nil without IntrospectionURL
+}
+
+// New checks cfg and returns a Server. It fetches nothing yet: the
+// issuers' metadata and keys are fetched on the first token that needs
+// them, so the bridge starts while an authorization server is down.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Issuers) == 0 {
+		return nil, errors.New("rsauth: at least one issuer is required")
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, client: cfg.HTTPClient, issuers: map[string]*issuer{}}
+	if s.client == nil {
+		s.client = &http.Client{Timeout: 10 * time.Second}
+	}
+	for _, iss := range cfg.Issuers {
+		if err := checkURL("issuer", iss); err != nil {
+			return nil, err
+		}
+		s.issuers[iss] = newIssuer(s, iss)
+	}
+	if cfg.IntrospectionURL != "" {
+		if err := checkURL("introspection URL", cfg.IntrospectionURL); err != nil {
+			return nil, err
+		}
+		s.intro = newIntrospector(s)
+	}
+	return s, nil
+}
+
+// checkURL accepts https URLs, and http ones only on loopback (a local
+// test authorization server): keys and token verdicts fetched over plain
+// HTTP from elsewhere could be forged by anyone on the path.
+func checkURL(what, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+		return fmt.Errorf("rsauth: %s %q: want an absolute https URL without query or fragment", what, raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("rsauth: %s %q: must be https (http only on loopback)", what, raw)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

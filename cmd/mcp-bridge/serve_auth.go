@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+)
+
+// serveAuthFlags are serve's inbound authentication beyond --auth-token:
+// a file of named tokens and an OAuth resource server.
+type serveAuthFlags struct {
+	tokenFile        string
+	issuers, scopes  []string
+	publicURL        string
+	introspectionURL string
+	maxPrincipals    int
+}
+
+// The introspection endpoint's client credentials come from the
+// environment only: argv is visible to every local user.
+const (
+	envIntrospectionID     = "MCP_BRIDGE_INTROSPECTION_CLIENT_ID"
+	envIntrospectionSecret = "MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET"
+)
+
+func (a *serveAuthFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.tokenFile, "auth-token-file", "", "`file` of accepted bearer tokens, one per line as NAME:TOKEN or TOKEN ('#' comments); the name is the principal in logs; re-read on SIGHUP; keep it chmod 600")
+	fs.StringArrayVar(&a.issuers, "oauth-issuer", nil, "trusted OAuth authorization server (issuer `URL`, repeatable): accept its JWT access tokens for --public-url and publish RFC 9728 metadata naming it")
+	fs.StringVar(&a.publicURL, "public-url", "", "the endpoint's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): tokens must name it in aud")
+	fs.StringArrayVar(&a.scopes, "oauth-scope", nil, "`scope` every OAuth token must grant (repeatable; 403 insufficient_scope otherwise)")
+	fs.StringVar(&a.introspectionURL, "oauth-introspection-url", "", "RFC 7662 introspection `URL` for opaque (non-JWT) tokens; its client id and secret from "+envIntrospectionID+" / "+envIntrospectionSecret)
+	fs.IntVar(&a.maxPrincipals, "max-principals", 100, "with --child-per principal, most principals with a child of their own (503 for a new one above it)")
+}
+
+// enabled reports whether any inbound credential besides --auth-token is
+// configured (so a non-loopback --listen is protected).
+func (a *serveAuthFlags) enabled() bool { return a.tokenFile != "" || len(a.issuers) > 0 }
+
+// apply checks the flags and fills cfg's NamedTokens and Auth.
+func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
+	cfg.MaxPrincipals = a.maxPrincipals
+	if a.tokenFile != "" {
+		tokens, err := readTokenFile(a.tokenFile, log)
+		if err != nil {
+			return err
+		}
+		cfg.NamedTokens = tokens
+	}
+	if len(a.issuers) == 0 {
+		if a.publicURL != "" || len(a.scopes) > 0 || a.introspectionURL != "" {
+			return usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
+		}
+		return nil
+	}
+	if a.publicURL == "" {
+		return usagef("--oauth-issuer needs --public-url: the URL clients reach this endpoint at, which tokens must name as their audience")
+	}
+	s, err := rsauth.New(rsauth.Config{
+		Issuers:               a.issuers,
+		IntrospectionURL:      a.introspectionURL,
+		IntrospectionClientID: os.Getenv(envIntrospectionID),
+		IntrospectionSecret:   os.Getenv(envIntrospectionSecret),
+		Logger:                log.With().Str("src", "rsauth").Logger(),
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	rs, err := s.Resource(a.publicURL, a.scopes)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg.Auth = rs
+	if p := cfg.Path; p != "" && !strings.HasSuffix(rs.MetadataURL(), rsauth.WellKnown+p) {
+		log.Warn().Str("metadata", rs.MetadataURL()).Str("served_at", rsauth.WellKnown+p).
+			Msg("--public-url's path differs from --path: a proxy in front must map the metadata URL to where it is served")
+	}
+	log.Info().Strs("issuers", a.issuers).Str("resource", rs.URI()).Str("metadata", rs.MetadataURL()).
+		Strs("scopes", a.scopes).Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server")
+	return nil
+}
+
+func readTokenFile(path string, log zerolog.Logger) ([]serve.NamedToken, error) {
+	tokens, warning, err := serve.ReadTokenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		log.Warn().Str("file", path).Msg(warning)
+	}
+	return tokens, nil
+}
+
+// watch re-reads the token file on SIGHUP until the returned stop is
+// called; a file that no longer parses leaves the tokens as they were.
+func (a *serveAuthFlags) watch(h *serve.Handler, log zerolog.Logger) (stop func()) {
+	if a.tokenFile == "" {
+		return func() {}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-hup:
+				tokens, err := readTokenFile(a.tokenFile, log)
+				if err != nil {
+					log.Error().Err(err).Msg("token file not re-read; the tokens stay as they were")
+					continue
+				}
+				h.SetTokens(tokens)
+				log.Info().Str("file", a.tokenFile).Int("tokens", len(tokens)).Msg("token file re-read")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-exited
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+)
+
+func TestServeAuthUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--oauth-issuer", "https://auth.example.com"}, "--oauth-issuer needs --public-url"},
+		{[]string{"--oauth-scope", "s"}, "need --oauth-issuer"},
+		{[]string{"--public-url", "https://x.example/mcp"}, "need --oauth-issuer"},
+		{[]string{"--oauth-issuer", "http://auth.example.com", "--public-url", "https://x.example/mcp"}, "must be https"},
+		{[]string{"--oauth-issuer", "https://auth.example.com", "--public-url", "x.example/mcp"}, "absolute"},
+	} {
+		code, _, stderr := runCLI(append(append([]string{"serve"}, c.args...), "--", bin["memos"])...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: code %d, stderr %q; want usage error %q", c.args, code, stderr, c.want)
+		}
+	}
+	// A token file is enough to listen off loopback.
+	dir := t.TempDir()
+	code, _, stderr := runCLI("serve", "--listen", "0.0.0.0:0", "--auth-token-file", filepath.Join(dir, "missing"), "--", bin["memos"])
+	if code == exitUsage || !strings.Contains(stderr, "token file") {
+		t.Errorf("--listen 0.0.0.0 with a token file: code %d, %s", code, stderr)
+	}
+}
+
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The whole binary as an OAuth resource server: the Go SDK client with a
+// JWT from the test authorization server lists and calls memos' tools;
+// without one it gets the 401 that points at the metadata, which names the
+// issuer. Neither the JWT nor anything of it reaches the logs.
+func TestServeOAuthEndToEnd(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	addr := freePort(t)
+	public := "http://" + addr + "/mcp"
+	p := startBridgeProc(t, "serve", "--listen", addr, "--oauth-issuer", as.Issuer, "--public-url", public,
+		"--oauth-scope", "mcp:tools", "--log-level", "debug", "--", bin["memos"])
+	waitReady(t, addr)
+	tok := as.Token(rsauthtest.Claims{Audience: []string{public}, Scope: "mcp:tools"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, version := range []string{"", "2025-11-25"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: public, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: bearerTransport(tok)}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%q: connect: %v", version, err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memo_list_memos", Arguments: map[string]any{"pageSize": 1}}); err != nil {
+			t.Errorf("%q: tools/call: %v", version, err)
+		}
+		cs.Close()
+	}
+
+	code, _ := status(public, modernList, modernHdr)
+	resp, err := http.Post(public, "application/json", strings.NewReader(modernList))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ch := resp.Header.Get("WWW-Authenticate")
+	if code != 401 || !strings.Contains(ch, `resource_metadata="http://`+addr+`/.well-known/oauth-protected-resource/mcp"`) {
+		t.Errorf("no token: %d %q", code, ch)
+	}
+	resp, err = http.Get("http://" + addr + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		AS []string `json:"authorization_servers"`
+	}
+	json.NewDecoder(resp.Body).Decode(&md)
+	resp.Body.Close()
+	if len(md.AS) != 1 || md.AS[0] != as.Issuer {
+		t.Errorf("metadata names %v, want %s", md.AS, as.Issuer)
+	}
+	p.cmd.Process.Signal(os.Interrupt)
+	p.wait(t, 30*time.Second)
+	if logs := p.stderr.String(); strings.Contains(logs, tok) || strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {
+		t.Error("the token is in the logs")
+	}
+}
