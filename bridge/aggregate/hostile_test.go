@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A scriptPeer is a downstream played by a test script over pipes: it
@@ -306,5 +308,31 @@ func TestVersionNegotiated(t *testing.T) {
 		if got := <-seenByServer; got != want+"/picky" {
 			t.Errorf("%s: server was asked %s", requested, got)
 		}
+	}
+}
+
+// TestInflightBound: a request over MaxInflight is refused at once; the
+// session keeps serving.
+func TestInflightBound(t *testing.T) {
+	alpha := newPipeServer("alpha", nil)
+	entered := make(chan struct{})
+	alpha.srv.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(entered)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha")}, MaxInflight: 1})
+	c := h.raw()
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_hang"}}`)
+	<-entered
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := jsonOf(c.next()); !strings.Contains(m, `"id":2`) || !strings.Contains(m, "too many requests in flight") {
+		t.Errorf("over the bound: %s", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if m := jsonOf(c.next()); !strings.Contains(m, `"id":3`) || !strings.Contains(m, `"result":{}`) {
+		t.Errorf("ping: %s", m)
 	}
 }

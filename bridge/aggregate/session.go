@@ -232,7 +232,14 @@ func (s *session) clientRequest(raw []byte) {
 				return
 			}
 		}
-		resp := h(s, ctx, &m)
+		hctx := ctx
+		if m.Method == "initialize" {
+			// "The initialize request MUST NOT be cancelled by clients"
+			// (2025-11-25 cancellation): one that is anyway must not
+			// leave the session half started.
+			hctx = s.ctx
+		}
+		resp := h(s, hctx, &m)
 		// A request the client cancelled gets no answer: "Receivers of a
 		// cancellation notification SHOULD ... Not send a response for
 		// the cancelled request" (2025-11-25 cancellation).
