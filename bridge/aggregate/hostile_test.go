@@ -64,8 +64,8 @@ func scripted(t *testing.T, name string, script func(p *scriptPeer)) Server {
 		outR, outW := io.Pipe()
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			defer outW.Close()
 			script(&scriptPeer{rd: bufio.NewReader(inR), w: outW})
+			outW.Close() // the server has exited
 			io.Copy(io.Discard, inR)
 		})
 		return outR, inW, func() error {
