@@ -431,6 +431,8 @@ func TestCollisions(t *testing.T) {
 		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil || r.Contents[0].Text != want {
 			t.Errorf("read %s: %v %+v", uri, err, r)
+		} else if r.Contents[0].URI != uri {
+			t.Errorf("read %s: contents name %s", uri, r.Contents[0].URI)
 		}
 	}
 	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mcp-bridge://a/file:///same"}); err != nil {

@@ -101,6 +101,9 @@ func (s *session) byURI(ctx context.Context, m *wire.Message) []byte {
 	if !ok {
 		return resp
 	}
+	if m.Method == "resources/read" && e.orig != m.URI {
+		resp = renameContents(resp, e.orig, m.URI)
+	}
 	key := subKey{e.d, e.orig}
 	s.mu.Lock()
 	switch {
@@ -111,6 +114,35 @@ func (s *session) byURI(ctx context.Context, m *wire.Message) []byte {
 	}
 	s.mu.Unlock()
 	return resp
+}
+
+// renameContents gives the contents of a resources/read answer that name
+// the server's URI the URI the client asked for, so that the client can
+// match them to what it read.
+func renameContents(resp []byte, orig, uri string) []byte {
+	var r wire.Message
+	if wire.Parse(resp, &r) != nil {
+		return resp
+	}
+	arr, ok := wire.Field(resp, r.Result, "contents")
+	if !ok {
+		return resp
+	}
+	elems, err := wire.Elements(resp, arr)
+	if err != nil {
+		return resp
+	}
+	var edits []wire.Edit
+	for _, e := range elems {
+		if u, ok := wire.StringField(resp, e, "uri"); ok && u == orig {
+			at, _ := wire.Field(resp, e, "uri")
+			edits = append(edits, wire.Edit{Span: at, Value: wire.AppendString(nil, uri)})
+		}
+	}
+	if len(edits) == 0 {
+		return resp
+	}
+	return wire.Splice(resp, edits...)
 }
 
 // route finds the server of a URI the client names, and the URI that
