@@ -103,6 +103,8 @@ fuzz ./httpclient/oauth FuzzParseMetadata
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
+fuzz ./bridge/aggregate FuzzURIRouting
+fuzz ./bridge/aggregate FuzzServerMessages
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 
