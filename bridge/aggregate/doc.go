@@ -15,6 +15,19 @@
 // unmapped. A downstream answering with an id it was not given, or twice,
 // is dropped and logged.
 //
+// Names are given so that the result depends only on the lists: the
+// servers in Config order, each list in its own order, the first entry to
+// claim an exposed name keeps it. A later entry whose name is taken ("a_b"
+// + "c" against "a" + "b_c") is renamed <name><sep>2 (then 3, ...), and a
+// resource URI or URI template listed by two servers is kept by the first
+// and exposed by the others as mcp-bridge://<server>/<their URI>. Each
+// collision is logged once per session; initialize lists everything once,
+// so they are logged when the session starts. Requests are routed by
+// these names: tools/call and prompts/get by name, resources/read,
+// subscribe, unsubscribe and completion/complete by URI (a listed URI, the
+// mcp-bridge:// form, else the template with the longest literal prefix
+// that matches, else the only server with resources).
+//
 // A downstream that fails to start or dies is logged and leaves the lists
 // (the upstream is told with list_changed); calls routed to it get a
 // JSON-RPC error; the others keep working.
