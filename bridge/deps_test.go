@@ -30,6 +30,9 @@ func TestImportRules(t *testing.T) {
 		// bridge/wire, nothing that owns a transport.
 		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
+		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
+		// its streams, so it owns no transport and no process.
+		module + "/bridge/aggregate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
 		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{

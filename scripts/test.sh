@@ -105,6 +105,9 @@ fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/serve FuzzParseTokenFile
 fuzz ./bridge/rsauth FuzzVerify
+fuzz ./bridge/aggregate FuzzURIRouting
+fuzz ./bridge/aggregate FuzzServerMessages
+fuzz ./bridge/aggregate FuzzClientMessages
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 
