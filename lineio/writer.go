@@ -19,21 +19,17 @@ type Writer struct {
 	w io.Writer
 
 	mu      sync.Mutex
-	cond    sync.Cond
-	queue   [][]byte // messages waiting for the next flush, by reference
-	spare   [][]byte // the other queue, reused
-	writing bool     // a goroutine is flushing
-	queued  uint64   // messages queued so far
-	flushed uint64   // messages written so far
-	err     error    // the first write error: the stream is broken from then on
-	buf     []byte   // scratch for joining small messages
+	queue   [][]byte      // messages waiting for the next flush, by reference
+	spare   [][]byte      // the other queue, reused
+	done    chan struct{} // closed once the queued messages are written
+	writing bool          // a goroutine is flushing
+	err     error         // the first write error: the stream is broken from then on
+	buf     []byte        // scratch for joining small messages
 }
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
-	lw := &Writer{w: w}
-	lw.cond.L = &lw.mu
-	return lw
+	return &Writer{w: w, done: make(chan struct{})}
 }
 
 const (
@@ -57,13 +53,16 @@ func (w *Writer) Write(msg []byte) error {
 		return err
 	}
 	w.queue = append(w.queue, msg)
-	w.queued++
-	mine := w.queued
-	for w.writing && w.flushed < mine {
-		w.cond.Wait()
-	}
-	if w.flushed >= mine {
-		// Another goroutine wrote it (or failed to).
+	if w.writing {
+		// The flusher takes this message with its next batch. Each batch
+		// has its own channel, so a flush wakes the writers it carried and
+		// no one else: with one shared condition, every flush woke every
+		// waiting writer (1,024 of them at 1,024 calls in flight), and all
+		// but the batch's own went back to sleep.
+		done := w.done
+		w.mu.Unlock()
+		<-done
+		w.mu.Lock()
 		err := w.err
 		w.mu.Unlock()
 		return err
@@ -71,8 +70,8 @@ func (w *Writer) Write(msg []byte) error {
 	// Become the flusher until the queue is empty.
 	w.writing = true
 	for len(w.queue) > 0 {
-		batch := w.queue
-		w.queue = w.spare[:0]
+		batch, done := w.queue, w.done
+		w.queue, w.done = w.spare[:0], make(chan struct{})
 		w.mu.Unlock()
 		var err error
 		if w.err == nil {
@@ -81,13 +80,12 @@ func (w *Writer) Write(msg []byte) error {
 		clear(batch) // do not keep the callers' slices alive
 		w.mu.Lock()
 		w.spare = batch[:0]
-		w.flushed += uint64(len(batch))
 		if err != nil && w.err == nil {
 			// A pipe or terminal that failed once stays failed: every
 			// message after it is refused with the same error.
 			w.err = err
 		}
-		w.cond.Broadcast()
+		close(done)
 	}
 	w.writing = false
 	err := w.err
