@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
@@ -108,14 +109,8 @@ func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Log
 }
 
 // oauthHTTPClient is the HTTP client connect uses with OAuth on: the
-// transport httpclient would build for itself, wrapped by oauth.Transport.
+// transport httpclient would build for itself (its idle pool follows the
+// calls in flight), wrapped by oauth.Transport.
 func oauthHTTPClient(a *oauth.Authorizer) *http.Client {
-	var t *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = dt.Clone()
-	} else {
-		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
-	}
-	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: &oauth.Transport{Base: t, Auth: a}}
+	return &http.Client{Transport: &oauth.Transport{Base: httpclient.NewTransport(), Auth: a}}
 }
