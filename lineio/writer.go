@@ -19,17 +19,17 @@ type Writer struct {
 	w io.Writer
 
 	mu      sync.Mutex
-	queue   [][]byte      // messages waiting for the next flush, by reference
-	spare   [][]byte      // the other queue, reused
-	done    chan struct{} // closed once the queued messages are written
-	writing bool          // a goroutine is flushing
-	err     error         // the first write error: the stream is broken from then on
-	buf     []byte        // scratch for joining small messages
+	queue   [][]byte // messages waiting for the next flush, by reference
+	spare   [][]byte // the other queue, reused
+	group   *group   // the writers of the queued messages
+	writing bool     // a goroutine is flushing
+	err     error    // the first write error: the stream is broken from then on
+	buf     []byte   // scratch for joining small messages
 }
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: w, done: make(chan struct{})}
+	return &Writer{w: w, group: newGroup()}
 }
 
 const (
@@ -55,23 +55,21 @@ func (w *Writer) Write(msg []byte) error {
 	w.queue = append(w.queue, msg)
 	if w.writing {
 		// The flusher takes this message with its next batch. Each batch
-		// has its own channel, so a flush wakes the writers it carried and
-		// no one else: with one shared condition, every flush woke every
-		// waiting writer (1,024 of them at 1,024 calls in flight), and all
-		// but the batch's own went back to sleep.
-		done := w.done
+		// has its own group, so a flush wakes the writers it carried and
+		// no one else, and they leave without taking the lock again: with
+		// one shared condition, every flush woke every waiting writer
+		// (1,024 of them at 1,024 calls in flight) to queue for the lock,
+		// and all but the batch's own went back to sleep.
+		g := w.group
 		w.mu.Unlock()
-		<-done
-		w.mu.Lock()
-		err := w.err
-		w.mu.Unlock()
-		return err
+		<-g.done
+		return g.err
 	}
 	// Become the flusher until the queue is empty.
 	w.writing = true
 	for len(w.queue) > 0 {
-		batch, done := w.queue, w.done
-		w.queue, w.done = w.spare[:0], make(chan struct{})
+		batch, g := w.queue, w.group
+		w.queue, w.group = w.spare[:0], newGroup()
 		w.mu.Unlock()
 		var err error
 		if w.err == nil {
@@ -85,13 +83,23 @@ func (w *Writer) Write(msg []byte) error {
 			// message after it is refused with the same error.
 			w.err = err
 		}
-		close(done)
+		g.err = w.err
+		close(g.done)
 	}
 	w.writing = false
 	err := w.err
 	w.mu.Unlock()
 	return err
 }
+
+// A group is the writers whose messages go out in one batch: done is
+// closed once it is written, after err is set.
+type group struct {
+	done chan struct{}
+	err  error
+}
+
+func newGroup() *group { return &group{done: make(chan struct{})} }
 
 // flush writes a batch: small messages are joined into one buffer (one
 // Write); a big one goes out from its own slice, with the newline appended
