@@ -192,8 +192,8 @@ func (r *Response) Next() ([]byte, error) {
 // tool result does not cost a fresh, zeroed allocation of its size for
 // every response, and a small one does not hold a large buffer: with one
 // pool of 64 KiB buffers, 1,024 calls in flight held 64 MiB, and buffers
-// the pool lost at each GC were re-made and zeroed at 64 KiB apiece, a
-// third of connect's allocated bytes at that concurrency
+// the pool lost at each GC were re-made and zeroed at 64 KiB apiece,
+// 27-40% of connect's allocated bytes at that concurrency
 // (docs/benchmarks.md).
 const (
 	smallJSON = 4 << 10  // the small pool's buffers: most MCP responses fit

@@ -61,6 +61,7 @@ func (w *Writer) Write(msg []byte) error {
 		// (1,024 of them at 1,024 calls in flight) to queue for the lock,
 		// and all but the batch's own went back to sleep.
 		g := w.group
+		g.waiters++
 		w.mu.Unlock()
 		<-g.done
 		return g.err
@@ -69,7 +70,12 @@ func (w *Writer) Write(msg []byte) error {
 	w.writing = true
 	for len(w.queue) > 0 {
 		batch, g := w.queue, w.group
-		w.queue, w.group = w.spare[:0], newGroup()
+		w.queue = w.spare[:0]
+		if g.waiters > 0 {
+			w.group = newGroup()
+		} else {
+			g = nil // nobody waits for this batch: the group stays for the next
+		}
 		w.mu.Unlock()
 		var err error
 		if w.err == nil {
@@ -83,8 +89,10 @@ func (w *Writer) Write(msg []byte) error {
 			// message after it is refused with the same error.
 			w.err = err
 		}
-		g.err = w.err
-		close(g.done)
+		if g != nil {
+			g.err = w.err
+			close(g.done)
+		}
 	}
 	w.writing = false
 	err := w.err
@@ -92,11 +100,13 @@ func (w *Writer) Write(msg []byte) error {
 	return err
 }
 
-// A group is the writers whose messages go out in one batch: done is
-// closed once it is written, after err is set.
+// A group is the writers waiting for the messages of one batch: done is
+// closed once it is written, after err is set. A batch nobody waits for
+// (the flusher's own message alone) allocates none.
 type group struct {
-	done chan struct{}
-	err  error
+	done    chan struct{}
+	err     error
+	waiters int // guarded by Writer.mu until done is closed
 }
 
 func newGroup() *group { return &group{done: make(chan struct{})} }
