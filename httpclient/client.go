@@ -50,11 +50,9 @@ type Client struct {
 	Endpoint string
 
 	// HTTPClient sends the requests. If nil, the Client builds its own on
-	// first use: a clone of http.DefaultTransport (HTTP/2 when a TLS
-	// server offers it by ALPN, HTTP/1.1 otherwise) with keep-alive on, an
-	// idle pool as large as the calls in flight (up to 4096, closed after
-	// 30s idle), and no overall timeout, because SSE streams and slow tool
-	// calls are long-lived; callers bound requests with ctx.
+	// first use, on [NewTransport] and with no overall timeout, because SSE
+	// streams and slow tool calls are long-lived; callers bound requests
+	// with ctx.
 	HTTPClient *http.Client
 
 	// Header holds static headers added to every request, such as
@@ -122,15 +120,18 @@ func (c *Client) httpClient() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
-	c.defaultOnce.Do(func() {
-		c.defaultHC = &http.Client{Transport: NewTransport()}
-	})
+	c.defaultOnce.Do(func() { c.defaultHC = &http.Client{Transport: NewTransport()} })
 	return c.defaultHC
 }
 
-// NewTransport returns a new transport as a Client builds for itself when
-// its HTTPClient is nil (see there), for callers that change one thing —
-// the trusted CAs, a wrapping RoundTripper — and keep the rest.
+// NewTransport returns the transport a Client uses when HTTPClient is nil:
+// a clone of http.DefaultTransport (HTTP/2 when a TLS server offers it by
+// ALPN, HTTP/1.1 otherwise) with keep-alive on and an idle pool as large
+// as the calls in flight (up to 4096, closed after 30s idle). A caller
+// that wraps the transport (an OAuth round tripper) should start from
+// this one: DefaultTransport's pool of 64 idle connections per host makes
+// every call above 64 in flight dial a connection and close it after one
+// use, on both ends (docs/benchmarks.md).
 func NewTransport() *http.Transport {
 	var t *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
@@ -141,8 +142,8 @@ func NewTransport() *http.Transport {
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	t.IdleConnTimeout = idleConnTimeout
 	t.DisableKeepAlives = false
-	// h2 over TLS, negotiated by ALPN (h2c is not attempted: a cleartext
-	// server would have to be known to speak it).
+	// h2 over TLS, negotiated by ALPN (h2c is not attempted: a
+	// cleartext server would have to be known to speak it).
 	t.ForceAttemptHTTP2 = true
 	return t
 }

@@ -1,6 +1,7 @@
 package httpclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -95,5 +96,44 @@ func TestHTTP2WhenOffered(t *testing.T) {
 	msgs := mustReadAll(t, resp)
 	if len(msgs) != 1 || msgs[0] != `{"jsonrpc":"2.0","id":1,"result":{"proto":"HTTP/2.0"}}` {
 		t.Errorf("got %q, want the call made over HTTP/2", msgs)
+	}
+}
+
+// A small JSON body is read into a small buffer, whatever larger buffers
+// earlier responses left in the pool: with 64 KiB for every response,
+// 1,024 calls in flight held 64 MiB and re-made (and zeroed) 64 KiB per
+// call whenever the GC had emptied the pool (issue 13).
+func TestSmallJSONBodySmallBuffer(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 200<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Big") != "" {
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"x":"`))
+			w.Write(big)
+			w.Write([]byte(`"}}`))
+			return
+		}
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL)
+	call := func(h http.Header) int {
+		resp, err := c.Post(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Close()
+		if _, err := resp.Next(); err != nil {
+			t.Fatal(err)
+		}
+		return cap(*resp.jsonBuf)
+	}
+	if n := call(http.Header{"X-Big": {"1"}}); n < len(big) {
+		t.Fatalf("a %d-byte body read into a %d-byte buffer", len(big), n)
+	}
+	for i := range 20 {
+		if n := call(nil); n > smallJSON {
+			t.Fatalf("call %d: a 36-byte body held a %d-byte buffer, want ≤ %d", i, n, smallJSON)
+		}
 	}
 }

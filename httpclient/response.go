@@ -188,12 +188,45 @@ func (r *Response) Next() ([]byte, error) {
 	return nil, r.fail(io.EOF)
 }
 
-// jsonPool recycles JSON body buffers: a large tool result otherwise costs
-// a fresh, zeroed allocation of its size for every response.
-var jsonPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+// JSON body buffers are recycled in two pools by size, so that a large
+// tool result does not cost a fresh, zeroed allocation of its size for
+// every response, and a small one does not hold a large buffer: with one
+// pool of 64 KiB buffers, 1,024 calls in flight held 64 MiB, and buffers
+// the pool lost at each GC were re-made and zeroed at 64 KiB apiece,
+// 27-40% of connect's allocated bytes at that concurrency
+// (docs/benchmarks.md).
+const (
+	smallJSON = 4 << 10  // the small pool's buffers: most MCP responses fit
+	maxPooled = 32 << 20 // larger buffers are left to the GC
+)
+
+var (
+	smallJSONPool = sync.Pool{New: func() any { b := make([]byte, 0, smallJSON); return &b }}
+	largeJSONPool sync.Pool // *[]byte with cap > smallJSON
+)
+
+// getJSONBuf returns a buffer for a body of n bytes (-1: unknown).
+func getJSONBuf(n int64) *[]byte {
+	if n > smallJSON {
+		if bp, ok := largeJSONPool.Get().(*[]byte); ok {
+			return bp
+		}
+	}
+	return smallJSONPool.Get().(*[]byte)
+}
+
+func putJSONBuf(bp *[]byte) {
+	switch c := cap(*bp); {
+	case c > maxPooled:
+	case c > smallJSON:
+		largeJSONPool.Put(bp)
+	default:
+		smallJSONPool.Put(bp)
+	}
+}
 
 func (r *Response) nextJSON() ([]byte, error) {
-	bp := jsonPool.Get().(*[]byte)
+	bp := getJSONBuf(r.jsonLen)
 	b := append((*bp)[:0], r.jsonFirst...)
 	if r.jsonLen > 0 && r.jsonLen <= int64(r.maxEvent) && int64(cap(b)) < r.jsonLen {
 		b = make([]byte, 0, r.jsonLen)
@@ -352,8 +385,8 @@ func (r *Response) Close() error {
 		bp := r.jsonBuf
 		r.jsonBuf = nil
 		r.mu.Unlock()
-		if bp != nil && cap(*bp) <= 32<<20 {
-			jsonPool.Put(bp)
+		if bp != nil {
+			putJSONBuf(bp)
 		}
 	}
 	return r.release()

@@ -263,3 +263,28 @@ func BenchmarkWriter(b *testing.B) {
 		_ = w.Write(msg)
 	}
 }
+
+// slowDiscard is a pipe stand-in: each Write costs a little, so writers
+// queue up behind the flusher as they do behind a real pipe.
+type slowDiscard struct{}
+
+func (slowDiscard) Write(p []byte) (int, error) {
+	for i := 0; i < 200; i++ {
+		_ = bytes.IndexByte(p, 0)
+	}
+	return len(p), nil
+}
+
+// BenchmarkWriterContended measures 1,024 goroutines writing at once, the
+// shape of connect's stdout at 1,024 calls in flight.
+func BenchmarkWriterContended(b *testing.B) {
+	msg := bytes.Repeat([]byte("x"), 200)
+	w := NewWriter(slowDiscard{})
+	b.ReportAllocs()
+	b.SetParallelism(512) // × GOMAXPROCS goroutines
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_ = w.Write(msg)
+		}
+	})
+}

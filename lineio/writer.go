@@ -19,21 +19,17 @@ type Writer struct {
 	w io.Writer
 
 	mu      sync.Mutex
-	cond    sync.Cond
 	queue   [][]byte // messages waiting for the next flush, by reference
 	spare   [][]byte // the other queue, reused
+	group   *group   // the writers of the queued messages
 	writing bool     // a goroutine is flushing
-	queued  uint64   // messages queued so far
-	flushed uint64   // messages written so far
 	err     error    // the first write error: the stream is broken from then on
 	buf     []byte   // scratch for joining small messages
 }
 
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
-	lw := &Writer{w: w}
-	lw.cond.L = &lw.mu
-	return lw
+	return &Writer{w: w, group: newGroup()}
 }
 
 const (
@@ -57,22 +53,29 @@ func (w *Writer) Write(msg []byte) error {
 		return err
 	}
 	w.queue = append(w.queue, msg)
-	w.queued++
-	mine := w.queued
-	for w.writing && w.flushed < mine {
-		w.cond.Wait()
-	}
-	if w.flushed >= mine {
-		// Another goroutine wrote it (or failed to).
-		err := w.err
+	if w.writing {
+		// The flusher takes this message with its next batch. Each batch
+		// has its own group, so a flush wakes the writers it carried and
+		// no one else, and they leave without taking the lock again: with
+		// one shared condition, every flush woke every waiting writer
+		// (1,024 of them at 1,024 calls in flight) to queue for the lock,
+		// and all but the batch's own went back to sleep.
+		g := w.group
+		g.waiters++
 		w.mu.Unlock()
-		return err
+		<-g.done
+		return g.err
 	}
 	// Become the flusher until the queue is empty.
 	w.writing = true
 	for len(w.queue) > 0 {
-		batch := w.queue
+		batch, g := w.queue, w.group
 		w.queue = w.spare[:0]
+		if g.waiters > 0 {
+			w.group = newGroup()
+		} else {
+			g = nil // nobody waits for this batch: the group stays for the next
+		}
 		w.mu.Unlock()
 		var err error
 		if w.err == nil {
@@ -81,19 +84,32 @@ func (w *Writer) Write(msg []byte) error {
 		clear(batch) // do not keep the callers' slices alive
 		w.mu.Lock()
 		w.spare = batch[:0]
-		w.flushed += uint64(len(batch))
 		if err != nil && w.err == nil {
 			// A pipe or terminal that failed once stays failed: every
 			// message after it is refused with the same error.
 			w.err = err
 		}
-		w.cond.Broadcast()
+		if g != nil {
+			g.err = w.err
+			close(g.done)
+		}
 	}
 	w.writing = false
 	err := w.err
 	w.mu.Unlock()
 	return err
 }
+
+// A group is the writers waiting for the messages of one batch: done is
+// closed once it is written, after err is set. A batch nobody waits for
+// (the flusher's own message alone) allocates none.
+type group struct {
+	done    chan struct{}
+	err     error
+	waiters int // guarded by Writer.mu until done is closed
+}
+
+func newGroup() *group { return &group{done: make(chan struct{})} }
 
 // flush writes a batch: small messages are joined into one buffer (one
 // Write); a big one goes out from its own slice, with the newline appended

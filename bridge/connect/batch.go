@@ -34,7 +34,7 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 			reqs = append(reqs, p)
 		}
 	}
-	b.requests.Go(func() {
+	b.goRequest(func() {
 		defer func() {
 			for _, p := range reqs {
 				b.retire(p)

@@ -52,7 +52,8 @@ type Bridge struct {
 	lh         legacyHost
 	mh         modernHost
 
-	requests sync.WaitGroup // request goroutines
+	requests sync.WaitGroup // functions run by goRequest
+	work     *workers       // the goroutines that run them (workers.go)
 	streams  sync.WaitGroup // long-lived streams (GET, listen)
 
 	streamCtx    context.Context // cancelled when the host leaves
@@ -160,6 +161,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.mh.init(b)
 	b.posted = make(chan struct{})
 	close(b.posted)
+	b.work = newWorkers()
 	return b, nil
 }
 
@@ -225,6 +227,8 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 		cancelRequests()
 		b.requests.Wait()
 	}
+	b.work.close()
+	b.work.wait()
 	b.streams.Wait()
 	b.sess.terminate()
 	b.client.CloseIdleConnections()
@@ -345,7 +349,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			return
 		}
 		before := b.posted
-		b.requests.Go(func() {
+		b.goRequest(func() {
 			defer cancel()
 			defer b.retire(p)
 			select {
@@ -370,6 +374,16 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	}
 }
 
+// goRequest runs f, the work of one host message, on a request goroutine;
+// Run waits for it before it returns.
+func (b *Bridge) goRequest(f func()) {
+	b.requests.Add(1)
+	b.work.Go(func() {
+		defer b.requests.Done()
+		f()
+	})
+}
+
 // register puts p in flight, or answers it with an error when its id
 // already is (the host broke JSON-RPC's uniqueness; the earlier request
 // keeps the id).
@@ -390,7 +404,7 @@ func (b *Bridge) register(p *pending) bool {
 func (b *Bridge) inOrder(ctx context.Context, send func(context.Context)) {
 	before, done := b.posted, make(chan struct{})
 	b.posted = done
-	b.requests.Go(func() {
+	b.goRequest(func() {
 		defer close(done)
 		select {
 		case <-before:

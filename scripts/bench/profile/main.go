@@ -7,6 +7,10 @@
 //	profile serve   -listen 127.0.0.1:PORT -cpuprofile F -memprofile F -- COMMAND [ARGS]
 //	profile connect -cpuprofile F -memprofile F URL    (stdio on stdin/stdout)
 //
+// -mutexprofile F and -blockprofile F add contention profiles;
+// -pprof-listen 127.0.0.1:PORT serves net/http/pprof for snapshots mid-load
+// (goroutines, heap).
+//
 // serve writes the profiles on SIGTERM/SIGINT; connect when stdin closes (or
 // on a signal). run.sh profile drives both and prints `go tool pprof -top`.
 package main
@@ -18,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,8 +47,22 @@ func main() {
 	mem := fs.String("memprofile", "", "write the allocation (heap) profile here")
 	listen := fs.String("listen", "127.0.0.1:8080", "serve: listen address")
 	rate := fs.Int("memrate", 16<<10, "runtime.MemProfileRate (bytes per sample)")
+	mutex := fs.String("mutexprofile", "", "write the mutex contention profile here")
+	block := fs.String("blockprofile", "", "write the blocking profile here")
+	debug := fs.String("pprof-listen", "", "serve net/http/pprof here while running (goroutine and heap snapshots mid-load)")
 	fs.Parse(os.Args[2:])
 	runtime.MemProfileRate = *rate
+	if *mutex != "" {
+		runtime.SetMutexProfileFraction(10)
+	}
+	if *block != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+	}
+	if *debug != "" {
+		ln, err := net.Listen("tcp", *debug)
+		must(err)
+		go http.Serve(ln, nil) // http.DefaultServeMux carries net/http/pprof
+	}
 	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,6 +92,15 @@ func main() {
 		f, ferr := os.Create(*mem)
 		must(ferr)
 		must(pprof.Lookup("allocs").WriteTo(f, 0))
+		f.Close()
+	}
+	for name, path := range map[string]string{"mutex": *mutex, "block": *block} {
+		if path == "" {
+			continue
+		}
+		f, ferr := os.Create(path)
+		must(ferr)
+		must(pprof.Lookup(name).WriteTo(f, 0))
 		f.Close()
 	}
 	if err != nil {
