@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,6 +43,8 @@ func main() {
 	mem := fs.String("memprofile", "", "write the allocation (heap) profile here")
 	listen := fs.String("listen", "127.0.0.1:8080", "serve: listen address")
 	rate := fs.Int("memrate", 16<<10, "runtime.MemProfileRate (bytes per sample)")
+	inflight := fs.Int("max-inflight", 0, "serve: --max-inflight (0: the default)")
+	debug := fs.String("pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060) for heap and goroutine snapshots under load")
 	fs.Parse(os.Args[2:])
 	runtime.MemProfileRate = *rate
 	log := zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()
@@ -53,10 +56,15 @@ func main() {
 		must(err)
 		must(pprof.StartCPUProfile(f))
 	}
+	if *debug != "" {
+		dl, err := net.Listen("tcp", *debug)
+		must(err)
+		go http.Serve(dl, nil) // net/http/pprof registers on the default mux
+	}
 	var err error
 	switch os.Args[1] {
 	case "serve":
-		err = runServe(ctx, *listen, fs.Args(), log)
+		err = runServe(ctx, *listen, *inflight, fs.Args(), log)
 	case "connect":
 		if fs.NArg() != 1 {
 			err = errors.New("connect: want one URL")
@@ -88,7 +96,7 @@ func must(err error) {
 	}
 }
 
-func runServe(ctx context.Context, listen string, child []string, log zerolog.Logger) error {
+func runServe(ctx context.Context, listen string, inflight int, child []string, log zerolog.Logger) error {
 	if len(child) == 0 {
 		return errors.New("serve: missing the child command after --")
 	}
@@ -102,8 +110,9 @@ func runServe(ctx context.Context, listen string, child []string, log zerolog.Lo
 			cmd.Args[0] = child[0]
 			return cmd
 		},
-		CheckHost: true,
-		Logger:    log,
+		CheckHost:   true,
+		MaxInflight: inflight,
+		Logger:      log,
 	})
 	if err != nil {
 		return err
