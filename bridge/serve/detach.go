@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,7 +16,9 @@ import (
 // keepalive tick): its connection is hijacked, the handler returns, and the
 // rest of the stream is served from a goroutine of its own that writes the
 // chunked body itself, with a second one reading the connection to see the
-// client go away.
+// client go away. A call that asked for progress (a long one, by its
+// client's account) detaches at its first wait, before its response is
+// decided: the stream then writes the response head itself, SSE or JSON.
 //
 // Why: a stream that waits inside its handler holds net/http's whole
 // per-connection kit — the connection goroutine's stack, grown to 8 KiB by
@@ -25,9 +29,9 @@ import (
 // detached stream holds two goroutines with small stacks, the connection
 // and its sink: about 6 KiB.
 //
-// The price: an SSE response that may detach says "Connection: close", so
-// the client opens a new connection for its next request (a JSON response
-// keeps its connection as before). Only HTTP/1.1 connections that can be
+// The price: an SSE response that may detach, and any detached response,
+// says "Connection: close", so the client opens a new connection for its
+// next request (other responses keep their connections as before). Only HTTP/1.1 connections that can be
 // hijacked detach; HTTP/2, HTTP/1.0 and wrapped writers that hide the
 // hijacker keep the stream in its handler as before.
 
@@ -54,12 +58,37 @@ func canDetach(w http.ResponseWriter, req *http.Request) bool {
 type rawStream struct {
 	c      net.Conn
 	cancel context.CancelFunc // the stream's context: the client went away
-	gone   chan struct{}      // closed when the reader has returned
+	token  uint64             // its name in the hangup watcher (0: it reads for itself)
+	chunks bool               // the body is chunked (an SSE stream)
 	rb     [1]byte            // the reader's buffer
 	hdr    [24]byte           // a chunk header
 }
 
 var crlf = []byte("\r\n")
+
+// head writes the status line and h, which it completes as net/http would
+// (Date; Content-Length for a body, else chunked transfer coding), and
+// body if there is one.
+func (rs *rawStream) head(status int, h http.Header, body []byte) error {
+	b := make([]byte, 0, 512+len(body))
+	b = append(strconv.AppendInt(append(b, "HTTP/1.1 "...), int64(status), 10), ' ')
+	b = append(append(b, http.StatusText(status)...), crlf...)
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	if body != nil {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	} else {
+		h.Set("Transfer-Encoding", "chunked")
+		rs.chunks = true
+	}
+	buf := bytes.NewBuffer(b)
+	if err := h.Write(buf); err != nil {
+		return err
+	}
+	buf.Write(crlf)
+	buf.Write(body)
+	_, err := rs.c.Write(buf.Bytes())
+	return err
+}
 
 // send writes parts as one chunk.
 func (rs *rawStream) send(parts ...[]byte) error {
@@ -71,28 +100,54 @@ func (rs *rawStream) send(parts ...[]byte) error {
 		return nil // a zero-length chunk would end the body
 	}
 	hdr := append(strconv.AppendInt(rs.hdr[:0], int64(n), 16), crlf...)
-	bufs := make(net.Buffers, 0, len(parts)+2)
-	bufs = append(append(append(bufs, hdr), parts...), crlf)
-	_, err := bufs.WriteTo(rs.c)
+	if n > 32<<10 {
+		// A large message goes out from its own slice (writev).
+		bufs := make(net.Buffers, 0, len(parts)+2)
+		bufs = append(append(append(bufs, hdr), parts...), crlf)
+		_, err := bufs.WriteTo(rs.c)
+		return err
+	}
+	// A small one is copied into a pooled buffer and written at once: a
+	// plain write needs less of the goroutine's stack than writev, and
+	// the buffer is not held while the stream waits.
+	bp := chunkPool.Get().(*[]byte)
+	b := append((*bp)[:0], hdr...)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	b = append(b, crlf...)
+	_, err := rs.c.Write(b)
+	*bp = b
+	chunkPool.Put(bp)
 	return err
 }
+
+// chunkPool holds the buffers small chunks are assembled in.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // lingerTimeout bounds how long a finished stream waits for its client to
 // close the connection.
 const lingerTimeout = 5 * time.Second
 
 // end finishes the response and closes the connection. After a complete
-// body the client, told "Connection: close", closes first: the server then
-// keeps no TIME_WAIT socket for the connection (a server that closes first
-// keeps one for every stream, and a client that reuses the port within a
-// minute has its SYN stall on it). A client that keeps the connection open
-// is cut after lingerTimeout.
-func (rs *rawStream) end(complete bool) {
+// body the client, told "Connection: close", closes first (ctx ends): the
+// server then keeps no TIME_WAIT socket for the connection, which on a busy
+// host stalls new connections from the same client port. A client that
+// keeps the connection open is cut after lingerTimeout.
+func (rs *rawStream) end(ctx context.Context, complete bool) {
 	if complete {
 		_ = rs.c.SetWriteDeadline(time.Now().Add(lingerTimeout))
-		if _, err := rs.c.Write(lastChunk); err == nil {
-			_ = rs.c.SetReadDeadline(time.Now().Add(lingerTimeout))
-			<-rs.gone
+		var err error
+		if rs.chunks {
+			_, err = rs.c.Write(lastChunk)
+		}
+		if err == nil {
+			t := time.NewTimer(lingerTimeout)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
 		}
 	}
 	rs.c.Close()
@@ -104,7 +159,6 @@ var lastChunk = []byte("0\r\n\r\n")
 // read consumes whatever the client sends (nothing, after a request with
 // Connection: close) until the connection ends, then cancels the stream.
 func (rs *rawStream) read() {
-	defer close(rs.gone)
 	defer rs.cancel()
 	for {
 		if _, err := rs.c.Read(rs.rb[:]); err != nil {
@@ -119,8 +173,10 @@ type detachedStreams struct {
 	mu     sync.Mutex
 	m      map[*rawStream]*responder
 	closed bool          // Close ran: nothing detaches any more
+	total  atomic.Int64  // streams ever detached
 	empty  chan struct{} // closed when m becomes empty (made by a waiter)
 	wg     sync.WaitGroup
+	hang   hangups // tells streams that their clients went away
 }
 
 func (d *detachedStreams) remove(rs *rawStream) {
@@ -175,6 +231,7 @@ func (d *detachedStreams) close() {
 	for _, rs := range all {
 		rs.cancel()
 	}
+	d.hang.close() // its goroutine is counted in wg too
 	d.wg.Wait()
 }
 
@@ -195,7 +252,8 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 			go func() {
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
-				rs.end(res != pumpClientGone)
+				rs.end(ctx, res != pumpClientGone)
+				h.detached.hang.forget(rs)
 				h.detached.remove(rs)
 				done(res)
 			}()
@@ -219,17 +277,20 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 		d.mu.Unlock()
 		return nil, nil
 	}
-	d.wg.Add(2) // before close can Wait
+	d.wg.Add(2) // the writer and the reader; before close can Wait
 	d.mu.Unlock()
 	c, _, err := rsp.rc.Hijack()
 	if err != nil {
 		d.wg.Add(-2)
 		return nil, nil
 	}
-	// The request's context ends when the handler returns; its values
-	// (the principal) live on.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(req.Context()))
-	rs := &rawStream{c: c, cancel: cancel, gone: make(chan struct{})}
+	rsp.buf = nil // written by the handler; the stream assembles its own
+	// The request's context ends when the handler returns; what follows
+	// needs none of its values, so it is not kept.
+	ctx, cancel := context.WithCancel(context.Background())
+	// A response already started is an SSE stream whose head net/http
+	// wrote: HTTP/1.1 without a length, so its body is chunked.
+	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started}
 	rsp.amu.Lock()
 	// net/http's buffers, request and response go with w and rc.
 	rsp.w, rsp.rc, rsp.raw = nil, nil, rs
@@ -242,11 +303,22 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 		d.m = map[*rawStream]*responder{}
 	}
 	d.m[rs] = rsp
+	d.total.Add(1)
 	closed := d.closed
 	d.mu.Unlock()
 	if closed { // close ran while this stream was being detached
 		rsp.abort()
 		cancel()
+	}
+	if d.hang.watch(rs, func(loop func()) {
+		d.wg.Add(1) // the watcher, until close; counted under hang.mu
+		go func() {
+			defer d.wg.Done()
+			loop()
+		}()
+	}) {
+		d.wg.Done() // no reader
+		return ctx, rs
 	}
 	go func() {
 		defer d.wg.Done()

@@ -92,6 +92,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	}
 	rsp := newResponder(w, true)
 	rsp.detachable = canDetach(w, r)
+	rsp.early = m.ProgressToken.Present()
 	var stop <-chan struct{}
 	if m.Method == "subscriptions/listen" {
 		stop = h.refusing // a listen stream lives until the replica drains

@@ -17,8 +17,9 @@ import (
 type responder struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
-	modern    bool   // map MCP error codes to HTTP statuses (2026-07-28)
-	sessionID string // legacy: set Mcp-Session-Id on the response
+	hdr       http.Header // w's header map, which outlives w once detached
+	modern    bool        // map MCP error codes to HTTP statuses (2026-07-28)
+	sessionID string      // legacy: set Mcp-Session-Id on the response
 	sse       bool
 	started   bool
 	buf       []byte
@@ -37,9 +38,11 @@ type responder struct {
 
 	// detachable: the stream may leave net/http when it starts to wait
 	// (detach.go); its SSE response then asks for the connection to close.
-	// raw: set once it has left — w and rc are gone, writes go to raw.
-	detachable bool
-	raw        *rawStream
+	// early: it may leave before the response is decided (a call that
+	// asked for progress: a long one). raw: set once it has left — w and
+	// rc are gone, the head and the body go to raw.
+	detachable, early bool
+	raw               *rawStream
 }
 
 // abort ends a write blocked on a client that does not read.
@@ -76,11 +79,11 @@ func (r *responder) resumable(rl *replayLog, st *replayStream, prime bool) {
 }
 
 func newResponder(w http.ResponseWriter, modern bool) *responder {
-	return &responder{w: w, rc: http.NewResponseController(w), modern: modern}
+	return &responder{w: w, rc: http.NewResponseController(w), hdr: w.Header(), modern: modern}
 }
 
 func (r *responder) header() http.Header {
-	h := r.w.Header()
+	h := r.hdr
 	if r.sessionID != "" {
 		h.Set(wire.HeaderSessionID, r.sessionID)
 	}
@@ -98,19 +101,25 @@ func (r *responder) startSSE() error {
 	// 2026-07-28 streamable-http: servers SHOULD include X-Accel-Buffering:
 	// no, so that reverse proxies pass each event on at once.
 	h.Set("X-Accel-Buffering", "no")
-	if r.detachable {
-		// The connection will be hijacked (detach.go) and cannot go back
-		// to net/http for another request.
+	if r.detachable || r.raw != nil {
+		// The connection is or will be hijacked (detach.go) and cannot go
+		// back to net/http for another request.
 		h.Set("Connection", "close")
 	}
-	r.w.WriteHeader(http.StatusOK)
-	// A stream may legitimately outlive any server-wide write timeout.
-	_ = r.rc.SetWriteDeadline(time.Time{})
-	r.amu.Lock()
-	if r.aborted { // an abort raced with the line above
-		_ = r.rc.SetWriteDeadline(time.Now())
+	if r.raw != nil {
+		if err := r.raw.head(http.StatusOK, h, nil); err != nil {
+			return err
+		}
+	} else {
+		r.w.WriteHeader(http.StatusOK)
+		// A stream may legitimately outlive any server-wide write timeout.
+		_ = r.rc.SetWriteDeadline(time.Time{})
+		r.amu.Lock()
+		if r.aborted { // an abort raced with the line above
+			_ = r.rc.SetWriteDeadline(time.Now())
+		}
+		r.amu.Unlock()
 	}
-	r.amu.Unlock()
 	if r.prime {
 		// 2025-11-25 transports: "The server SHOULD immediately send an SSE
 		// event consisting of an event ID and an empty data field in order
@@ -122,6 +131,9 @@ func (r *responder) startSSE() error {
 		b := append(append([]byte("id: "), r.rl.lastID(r.st)...), "\nretry: "...)
 		b = append(strconv.AppendInt(b, retryMillis, 10), "\ndata: \n\n"...)
 		return r.send(b)
+	}
+	if r.raw != nil {
+		return nil
 	}
 	return r.rc.Flush()
 }
@@ -201,6 +213,10 @@ func (r *responder) json(msg []byte) error {
 	}
 	h := r.header()
 	h.Set("Content-Type", "application/json")
+	if r.raw != nil {
+		h.Set("Connection", "close")
+		return r.raw.head(status, h, msg)
+	}
 	r.w.WriteHeader(status)
 	_, err := r.w.Write(msg)
 	return err
@@ -305,7 +321,7 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 			}
 			return pumpComplete
 		}
-		if r.sse && r.detachable {
+		if r.detachable && (r.sse || r.early && !r.started) {
 			detaching = true
 			return pumpDetach
 		}
