@@ -15,8 +15,9 @@ import (
 // nothing to write and starts to wait (for progress, the result, or a
 // keepalive tick): its connection is hijacked, the handler returns, and the
 // rest of the stream is served from a goroutine of its own that writes the
-// chunked body itself, with a second one reading the connection to see the
-// client go away. A call that asked for progress (a long one, by its
+// chunked body itself. The client going away is seen by one epoll set for
+// all streams (hangup_linux.go), elsewhere by a goroutine per stream
+// reading its connection. A call that asked for progress (a long one, by its
 // client's account) detaches at its first wait, before its response is
 // decided: the stream then writes the response head itself, SSE or JSON.
 //
@@ -26,14 +27,15 @@ import (
 // goroutine; a 4 KiB read and a 4 KiB write buffer for the connection and a
 // 2 KiB one for the response; the parsed request — about 26 KiB of live
 // memory a stream, measured with 10,000 streams (docs/benchmarks.md). A
-// detached stream holds two goroutines with small stacks, the connection
-// and its sink: about 6 KiB.
+// detached stream holds one goroutine with a small stack, the connection
+// and its sink: about 7 KiB.
 //
 // The price: an SSE response that may detach, and any detached response,
 // says "Connection: close", so the client opens a new connection for its
-// next request (other responses keep their connections as before). Only HTTP/1.1 connections that can be
-// hijacked detach; HTTP/2, HTTP/1.0 and wrapped writers that hide the
-// hijacker keep the stream in its handler as before.
+// next request (other responses keep their connections as before). Only
+// HTTP/1.1 connections that can be hijacked detach; HTTP/2, HTTP/1.0 and
+// wrapped writers that hide the hijacker keep the stream in its handler as
+// before.
 
 // canDetach reports whether the response to req can be detached: HTTP/1.1
 // (chunked bodies) over a connection that net/http lets us hijack.
@@ -265,8 +267,9 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 }
 
 // detach hijacks rsp's connection and hands the response to a rawStream
-// whose two goroutines (the caller's writer, started with the returned
-// context, and the reader started here) are counted in h.detached.wg. It
+// whose goroutines (the caller's writer, started with the returned context,
+// and the reader started here where there is no hangup watcher) are counted
+// in h.detached.wg. It
 // returns nil if the connection cannot be had; rsp then goes on in the
 // handler.
 func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *rawStream) {
