@@ -48,6 +48,7 @@ type Handler struct {
 	killOnce   sync.Once
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
+	detached   detachedStreams // streams served off net/http (detach.go)
 }
 
 // New returns a Handler. It starts nothing.
@@ -123,6 +124,10 @@ func (h *Handler) Close() error {
 	h.sessions.closeAll()
 	h.principals.stop()
 	h.wg.Wait()
+	// The children are gone and every call is answered or abandoned; what
+	// a detached stream has not written by now is lost, as it is for a
+	// stream whose connection the http.Server closes.
+	h.detached.close()
 	return nil
 }
 

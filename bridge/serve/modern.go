@@ -96,19 +96,24 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		return
 	}
 	rsp := newResponder(w, true)
+	rsp.detachable = canDetach(w, r)
+	rsp.early = m.ProgressToken.Present()
 	var stop <-chan struct{}
 	if m.Method == "subscriptions/listen" {
 		stop = h.refusing // a listen stream lives until the replica drains
 	}
-	switch pump(r.Context(), rsp, sk, h.ka, stop, nil) {
-	case pumpClientGone:
-		sk.close()
-		h.abandon(conn, cl, "client closed the stream")
-	case pumpStopped:
-		sk.close()
-		h.abandon(conn, cl, "mcp-bridge is shutting down")
-	}
-	h.logCall(r, m, cl)
+	method, who := m.Method, h.guard.principal(r)
+	h.pumpDetachable(r, rsp, sk, stop, nil, func(res pumpResult) {
+		switch res {
+		case pumpClientGone:
+			sk.close()
+			h.abandon(conn, cl, "client closed the stream")
+		case pumpStopped:
+			sk.close()
+			h.abandon(conn, cl, "mcp-bridge is shutting down")
+		}
+		h.logCall(method, who, cl)
+	})
 }
 
 // abandon cancels a call whose client is gone — unless the call is
@@ -142,13 +147,13 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func (h *Handler) logCall(r *http.Request, m *wire.Message, cl *call) {
+func (h *Handler) logCall(method string, who Principal, cl *call) {
 	if e := h.log.Debug(); e.Enabled() {
 		id, _, _ := cl.target()
-		if p := h.guard.principal(r); p != (Principal{}) {
-			e.Stringer("principal", p)
+		if who != (Principal{}) {
+			e.Stringer("principal", who)
 		}
-		e.Str("method", m.Method).RawJSON("id", id).Int64("child_id", cl.childID).
+		e.Str("method", method).RawJSON("id", id).Int64("child_id", cl.childID).
 			Dur("took", since(cl.started)).Msg("request done")
 	}
 }

@@ -17,8 +17,9 @@ import (
 type responder struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
-	modern    bool   // map MCP error codes to HTTP statuses (2026-07-28)
-	sessionID string // legacy: set Mcp-Session-Id on the response
+	hdr       http.Header // w's header map, which outlives w once detached
+	modern    bool        // map MCP error codes to HTTP statuses (2026-07-28)
+	sessionID string      // legacy: set Mcp-Session-Id on the response
 	sse       bool
 	started   bool
 	buf       []byte
@@ -34,6 +35,14 @@ type responder struct {
 	rl    *replayLog
 	st    *replayStream
 	prime bool
+
+	// detachable: the stream may leave net/http when it starts to wait
+	// (detach.go); its SSE response then asks for the connection to close.
+	// early: it may leave before the response is decided (a call that
+	// asked for progress: a long one). raw: set once it has left — w and
+	// rc are gone, the head and the body go to raw.
+	detachable, early bool
+	raw               *rawStream
 }
 
 // abort ends a write blocked on a client that does not read.
@@ -44,6 +53,14 @@ func (r *responder) abort() {
 		return
 	}
 	r.aborted = true
+	r.abortLocked()
+}
+
+func (r *responder) abortLocked() {
+	if r.raw != nil {
+		_ = r.raw.c.SetWriteDeadline(time.Now())
+		return
+	}
 	_ = r.rc.SetWriteDeadline(time.Now())
 }
 
@@ -62,11 +79,11 @@ func (r *responder) resumable(rl *replayLog, st *replayStream, prime bool) {
 }
 
 func newResponder(w http.ResponseWriter, modern bool) *responder {
-	return &responder{w: w, rc: http.NewResponseController(w), modern: modern}
+	return &responder{w: w, rc: http.NewResponseController(w), hdr: w.Header(), modern: modern}
 }
 
 func (r *responder) header() http.Header {
-	h := r.w.Header()
+	h := r.hdr
 	if r.sessionID != "" {
 		h.Set(wire.HeaderSessionID, r.sessionID)
 	}
@@ -84,14 +101,25 @@ func (r *responder) startSSE() error {
 	// 2026-07-28 streamable-http: servers SHOULD include X-Accel-Buffering:
 	// no, so that reverse proxies pass each event on at once.
 	h.Set("X-Accel-Buffering", "no")
-	r.w.WriteHeader(http.StatusOK)
-	// A stream may legitimately outlive any server-wide write timeout.
-	_ = r.rc.SetWriteDeadline(time.Time{})
-	r.amu.Lock()
-	if r.aborted { // an abort raced with the line above
-		_ = r.rc.SetWriteDeadline(time.Now())
+	if r.detachable || r.raw != nil {
+		// The connection is or will be hijacked (detach.go) and cannot go
+		// back to net/http for another request.
+		h.Set("Connection", "close")
 	}
-	r.amu.Unlock()
+	if r.raw != nil {
+		if err := r.raw.head(http.StatusOK, h, nil); err != nil {
+			return err
+		}
+	} else {
+		r.w.WriteHeader(http.StatusOK)
+		// A stream may legitimately outlive any server-wide write timeout.
+		_ = r.rc.SetWriteDeadline(time.Time{})
+		r.amu.Lock()
+		if r.aborted { // an abort raced with the line above
+			_ = r.rc.SetWriteDeadline(time.Now())
+		}
+		r.amu.Unlock()
+	}
 	if r.prime {
 		// 2025-11-25 transports: "The server SHOULD immediately send an SSE
 		// event consisting of an event ID and an empty data field in order
@@ -102,7 +130,22 @@ func (r *responder) startSSE() error {
 		// out first.
 		b := append(append([]byte("id: "), r.rl.lastID(r.st)...), "\nretry: "...)
 		b = append(strconv.AppendInt(b, retryMillis, 10), "\ndata: \n\n"...)
-		if _, err := r.w.Write(b); err != nil {
+		return r.send(b)
+	}
+	if r.raw != nil {
+		return nil
+	}
+	return r.rc.Flush()
+}
+
+// send writes parts and flushes them to the client: through net/http, or
+// as one chunk of a detached stream.
+func (r *responder) send(parts ...[]byte) error {
+	if r.raw != nil {
+		return r.raw.send(parts...)
+	}
+	for _, p := range parts {
+		if _, err := r.w.Write(p); err != nil {
 			return err
 		}
 	}
@@ -143,29 +186,20 @@ func (r *responder) writeEvent(id, msg []byte) error {
 		// passes big writes straight through, and a copy of a 16 MiB
 		// result here would cost as much as the rest of the path.
 		r.buf = b
-		for _, part := range [][]byte{b, msg, eventSuffix} {
-			if _, err := r.w.Write(part); err != nil {
-				return err
-			}
-		}
-		return r.rc.Flush()
+		return r.send(b, msg, eventSuffix)
 	}
 	r.buf = append(append(b, msg...), eventSuffix...)
-	if _, err := r.w.Write(r.buf); err != nil {
-		return err
-	}
-	return r.rc.Flush()
+	return r.send(r.buf)
 }
 
 func (r *responder) comment() error {
 	if err := r.startSSE(); err != nil {
 		return err
 	}
-	if _, err := r.w.Write([]byte(": keepalive\n\n")); err != nil {
-		return err
-	}
-	return r.rc.Flush()
+	return r.send(keepaliveComment)
 }
+
+var keepaliveComment = []byte(": keepalive\n\n")
 
 // json writes msg as the whole response.
 func (r *responder) json(msg []byte) error {
@@ -179,6 +213,10 @@ func (r *responder) json(msg []byte) error {
 	}
 	h := r.header()
 	h.Set("Content-Type", "application/json")
+	if r.raw != nil {
+		h.Set("Connection", "close")
+		return r.raw.head(status, h, msg)
+	}
 	r.w.WriteHeader(status)
 	_, err := r.w.Write(msg)
 	return err
@@ -238,6 +276,7 @@ const (
 	pumpComplete   pumpResult = iota // every expected message was written
 	pumpClientGone                   // the client disconnected or a write failed
 	pumpStopped                      // the bridge ended the stream (shutdown, session end)
+	pumpDetach                       // a detachable stream is about to wait: detach it (detach.go)
 )
 
 // pump copies the sink's messages to the response until the sink is
@@ -246,9 +285,12 @@ const (
 // still-undecided response into SSE.
 func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-chan struct{}) pumpResult {
 	s.setAbort(r.abort)
+	detaching := false
 	defer func() {
-		s.setAbort(nil)
-		r.retire()
+		if !detaching { // the detached stream's pump goes on with both
+			s.setAbort(nil)
+			r.retire()
+		}
 	}()
 	ticks := 0
 	for {
@@ -278,6 +320,10 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 				_ = r.startSSE()
 			}
 			return pumpComplete
+		}
+		if r.detachable && (r.sse || r.early && !r.started) {
+			detaching = true
+			return pumpDetach
 		}
 		select {
 		case <-s.wake:

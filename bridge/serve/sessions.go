@@ -352,7 +352,7 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	// the client cancelling its request." The call stays pending at the
 	// child; its answer waits for the client to resume the stream.
 	s.stream(r, rsp, cl.sink)
-	h.logCall(r, m, cl)
+	h.logCall(m.Method, h.guard.principal(r), cl)
 }
 
 // track registers cl under the session before it is sent, so that a

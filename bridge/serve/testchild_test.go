@@ -21,7 +21,10 @@ const testChildEnv = "SERVE_TEST_CHILD"
 //   - get-roots: the client's roots, asked for once per connection with
 //     roots/list and cached, as 2025-era servers do (server-everything);
 //   - ask-roots: asks roots/list every time, offered or not (a server that
-//     ignores the negotiated capabilities), and returns the answer.
+//     ignores the negotiated capabilities), and returns the answer;
+//   - progress-wait: sends one progress notification and never answers;
+//   - hold: answers once release is called; release answers every held
+//     call and itself.
 func testChild(extraEnv ...string) func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -48,6 +51,7 @@ func runTestChild() int {
 		rootsCap bool
 		cached   string
 		asks     int
+		held     []json.RawMessage
 		waiting  = map[string]struct {
 			call  json.RawMessage
 			cache bool
@@ -61,6 +65,9 @@ func runTestChild() int {
 				ProtocolVersion string                     `json:"protocolVersion"`
 				Capabilities    map[string]json.RawMessage `json:"capabilities"`
 				Name            string                     `json:"name"`
+				Meta            struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
 			} `json:"params"`
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
@@ -101,7 +108,7 @@ func runTestChild() int {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"env", "get-roots", "ask-roots"} {
+			for _, n := range []string{"env", "get-roots", "ask-roots", "progress-wait", "hold", "release"} {
 				tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}})
@@ -109,6 +116,16 @@ func runTestChild() int {
 			switch m.Params.Name {
 			case "env":
 				text(m.ID, strings.Join(os.Environ(), "\n"))
+			case "progress-wait":
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+					"progressToken": m.Params.Meta.ProgressToken, "progress": 1}})
+			case "hold":
+				held = append(held, m.ID)
+			case "release":
+				for _, id := range append(held, m.ID) {
+					text(id, "released")
+				}
+				held = nil
 			case "get-roots", "ask-roots":
 				cache := m.Params.Name == "get-roots"
 				switch {

@@ -70,7 +70,13 @@ func stopServing(h *serve.Handler, srv *http.Server, f *serveFlags, drain bool, 
 		case <-ctx.Done():
 		}
 	})
-	if err := srv.Shutdown(ctx); err != nil {
+	// Streams detached from net/http (their connections hijacked) are not
+	// waited for by Shutdown: they get the rest of the same deadline.
+	err := srv.Shutdown(ctx)
+	if err == nil {
+		err = h.WaitDetached(ctx)
+	}
+	if err != nil {
 		log.Warn().Int("in_flight", h.InFlight()).Msg("shutdown timeout: abandoning in-flight requests")
 	}
 }

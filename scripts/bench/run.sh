@@ -2,7 +2,7 @@
 # scripts/bench/run.sh — measure mcp-bridge against its peers and the floors,
 # in one run, on this machine, with one load generator and one echo child.
 #
-#   scripts/bench/run.sh [all|serve|connect|profile] [--quick] [--rounds N] [--skip-npm]
+#   scripts/bench/run.sh [all|serve|connect|profile|streams] [--quick] [--rounds N] [--skip-npm]
 #                        [--levels LIST] [--only REGEX] [--median]
 #
 #   all       serve and connect (default)
@@ -15,6 +15,11 @@
 #   profile   CPU and allocation profiles of both directions (in-process,
 #             scripts/bench/profile), `go tool pprof -top` into
 #             scripts/bench/results/profile-*.txt
+#   streams   mcp-bridge serve with 1,000 and 10,000 concurrent progress
+#             streams (5 progress notifications each, 200 ms apart for
+#             1,000 as in the serve run, 3 s apart for 10,000 so that all
+#             are open at once), peak bridge RSS; with
+#             MCP_BRIDGE_BEFORE=PATH also that binary, side by side
 #   --quick   small counts (under 3 minutes); the default takes ~10-15
 #   --rounds N  repeat the latency/throughput measurements N times and keep
 #             the best per measurement (default 2; 1 with --quick): the
@@ -53,11 +58,11 @@ for a in "$@"; do
 	case $a in
 	--rounds | --levels | --only) prev=$a ;;
 	--median) merge=median ;;
-	all | serve | connect | profile) what=$a ;;
+	all | serve | connect | profile | streams) what=$a ;;
 	--quick) quick=1 ;;
 	--skip-npm) npm=0 ;;
 	-h | --help)
-		sed -n '2,42p' "$0"
+		sed -n '2,47p' "$0"
 		exit 0
 		;;
 	*)
@@ -128,7 +133,8 @@ peers=0
 for id in serve.sg-stateful serve.sg-stateless serve.mcp-proxy connect.mcp-remote connect.sg-streamable; do
 	selected "$id" && peers=1
 done
-if [ "$what" != profile ] && [ $peers = 1 ]; then
+case $what in profile | streams) peers=0 ;; esac
+if [ $peers = 1 ]; then
 	if [ $npm = 1 ]; then
 		step "npm ci (supergateway 4.0.0, mcp-proxy 6.7.19, mcp-remote 0.15.1)"
 		(cd "$BENCH" && npm ci --no-audit --no-fund --loglevel=error)
@@ -309,12 +315,41 @@ run_profile() {
 	done
 }
 
+# run_streams: concurrent progress streams through one mcp-bridge serve (and
+# the MCP_BRIDGE_BEFORE build beside it), peak RSS of the bridge process.
+# --max-inflight is raised: the default (1,024) would refuse most of 10,000.
+run_streams() {
+	step "streams: 1,000 and 10,000 concurrent progress streams through mcp-bridge serve"
+	local n delay p bin tag
+	local -A bins=([after]="$BIN/mcp-bridge")
+	if [ -n "${MCP_BRIDGE_BEFORE:-}" ]; then
+		cp "$MCP_BRIDGE_BEFORE" "$BIN/mcp-bridge-before"
+		bins[before]="$BIN/mcp-bridge-before"
+	fi
+	for n in 1000 10000; do
+		delay=200ms
+		[ $n = 10000 ] && delay=3s
+		for tag in before after; do
+			bin=${bins[$tag]:-}
+			[ -n "$bin" ] || continue
+			p=$(port)
+			suite "serve.bridge-$tag-$n" "mcp-bridge serve ($tag), $n streams" serve bridge \
+				-warmup 300 -lat-n 300 -phase-max 6s -levels "" -large "" -idle-wait 500ms \
+				-streams "$n" -stream-steps 5 -stream-delay "$delay" \
+				-url "http://127.0.0.1:$p/mcp" -- "$bin" serve --listen "127.0.0.1:$p" --log-level warn --max-inflight 20000 -- "$ECHO"
+		done
+	done
+}
+
 t0=$SECONDS
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 case $what in
 profile)
 	run_profile
 	exit 0
+	;;
+streams)
+	run_streams
 	;;
 *)
 	for ROUND in $(seq "$rounds"); do

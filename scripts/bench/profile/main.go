@@ -50,6 +50,7 @@ func main() {
 	mutex := fs.String("mutexprofile", "", "write the mutex contention profile here")
 	block := fs.String("blockprofile", "", "write the blocking profile here")
 	debug := fs.String("pprof-listen", "", "serve net/http/pprof here while running (goroutine and heap snapshots mid-load)")
+	inflight := fs.Int("max-inflight", 0, "serve: --max-inflight (0: the default)")
 	fs.Parse(os.Args[2:])
 	runtime.MemProfileRate = *rate
 	if *mutex != "" {
@@ -75,7 +76,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "serve":
-		err = runServe(ctx, *listen, fs.Args(), log)
+		err = runServe(ctx, *listen, *inflight, fs.Args(), log)
 	case "connect":
 		if fs.NArg() != 1 {
 			err = errors.New("connect: want one URL")
@@ -116,7 +117,7 @@ func must(err error) {
 	}
 }
 
-func runServe(ctx context.Context, listen string, child []string, log zerolog.Logger) error {
+func runServe(ctx context.Context, listen string, inflight int, child []string, log zerolog.Logger) error {
 	if len(child) == 0 {
 		return errors.New("serve: missing the child command after --")
 	}
@@ -130,8 +131,9 @@ func runServe(ctx context.Context, listen string, child []string, log zerolog.Lo
 			cmd.Args[0] = child[0]
 			return cmd
 		},
-		CheckHost: true,
-		Logger:    log,
+		CheckHost:   true,
+		MaxInflight: inflight,
+		Logger:      log,
 	})
 	if err != nil {
 		return err

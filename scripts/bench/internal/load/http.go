@@ -37,8 +37,10 @@ type Outcome struct {
 // as many idle connections per host as calls in flight.
 func NewTransport(maxConns int) *http.Transport {
 	return &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy: nil,
+		// 30 s: 10,000 streams dial at once, and on a loaded machine some
+		// handshakes wait seconds for the accept queue.
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        maxConns + 16,
 		MaxIdleConnsPerHost: maxConns + 16,
 		IdleConnTimeout:     90 * time.Second,

@@ -1,0 +1,331 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A 2026-07-28 call's SSE stream is detached from net/http once it has
+// nothing to write and starts to wait (for progress, the result, or a
+// keepalive tick): its connection is hijacked, the handler returns, and the
+// rest of the stream is served from a goroutine of its own that writes the
+// chunked body itself. The client going away is seen by one epoll set for
+// all streams (hangup_linux.go), elsewhere by a goroutine per stream
+// reading its connection. A call that asked for progress (a long one, by its
+// client's account) detaches at its first wait, before its response is
+// decided: the stream then writes the response head itself, SSE or JSON.
+//
+// Why: a stream that waits inside its handler holds net/http's whole
+// per-connection kit — the connection goroutine's stack, grown to 8 KiB by
+// request parsing and the handler frames above it; the background-read
+// goroutine; a 4 KiB read and a 4 KiB write buffer for the connection and a
+// 2 KiB one for the response; the parsed request — about 26 KiB of live
+// memory a stream, measured with 10,000 streams (docs/benchmarks.md). A
+// detached stream holds one goroutine with a small stack, the connection
+// and its sink: about 7 KiB.
+//
+// The price: an SSE response that may detach, and any detached response,
+// says "Connection: close", so the client opens a new connection for its
+// next request (other responses keep their connections as before). Only
+// HTTP/1.1 connections that can be hijacked detach; HTTP/2, HTTP/1.0 and
+// wrapped writers that hide the hijacker keep the stream in its handler as
+// before.
+
+// canDetach reports whether the response to req can be detached: HTTP/1.1
+// (chunked bodies) over a connection that net/http lets us hijack.
+func canDetach(w http.ResponseWriter, req *http.Request) bool {
+	if req.ProtoMajor != 1 || req.ProtoMinor < 1 {
+		return false
+	}
+	for {
+		switch v := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// A rawStream is the connection of a detached stream: the rest of an HTTP/1.1
+// chunked response body, one chunk per flush as net/http would write it.
+type rawStream struct {
+	c      net.Conn
+	cancel context.CancelFunc // the stream's context: the client went away
+	token  uint64             // its name in the hangup watcher (0: it reads for itself)
+	chunks bool               // the body is chunked (an SSE stream)
+	rb     [1]byte            // the reader's buffer
+	hdr    [24]byte           // a chunk header
+}
+
+var crlf = []byte("\r\n")
+
+// head writes the status line and h, which it completes as net/http would
+// (Date; Content-Length for a body, else chunked transfer coding), and
+// body if there is one.
+func (rs *rawStream) head(status int, h http.Header, body []byte) error {
+	b := make([]byte, 0, 512+len(body))
+	b = append(strconv.AppendInt(append(b, "HTTP/1.1 "...), int64(status), 10), ' ')
+	b = append(append(b, http.StatusText(status)...), crlf...)
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	if body != nil {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	} else {
+		h.Set("Transfer-Encoding", "chunked")
+		rs.chunks = true
+	}
+	buf := bytes.NewBuffer(b)
+	if err := h.Write(buf); err != nil {
+		return err
+	}
+	buf.Write(crlf)
+	buf.Write(body)
+	_, err := rs.c.Write(buf.Bytes())
+	return err
+}
+
+// send writes parts as one chunk.
+func (rs *rawStream) send(parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n == 0 {
+		return nil // a zero-length chunk would end the body
+	}
+	hdr := append(strconv.AppendInt(rs.hdr[:0], int64(n), 16), crlf...)
+	if n > 32<<10 {
+		// A large message goes out from its own slice (writev).
+		bufs := make(net.Buffers, 0, len(parts)+2)
+		bufs = append(append(append(bufs, hdr), parts...), crlf)
+		_, err := bufs.WriteTo(rs.c)
+		return err
+	}
+	// A small one is copied into a pooled buffer and written at once: a
+	// plain write needs less of the goroutine's stack than writev, and
+	// the buffer is not held while the stream waits.
+	bp := chunkPool.Get().(*[]byte)
+	b := append((*bp)[:0], hdr...)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	b = append(b, crlf...)
+	_, err := rs.c.Write(b)
+	*bp = b
+	chunkPool.Put(bp)
+	return err
+}
+
+// chunkPool holds the buffers small chunks are assembled in.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// lingerTimeout bounds how long a finished stream waits for its client to
+// close the connection.
+const lingerTimeout = 5 * time.Second
+
+// end finishes the response and closes the connection. After a complete
+// body the client, told "Connection: close", closes first (ctx ends): the
+// server then keeps no TIME_WAIT socket for the connection, which on a busy
+// host stalls new connections from the same client port. A client that
+// keeps the connection open is cut after lingerTimeout.
+func (rs *rawStream) end(ctx context.Context, complete bool) {
+	if complete {
+		_ = rs.c.SetWriteDeadline(time.Now().Add(lingerTimeout))
+		var err error
+		if rs.chunks {
+			_, err = rs.c.Write(lastChunk)
+		}
+		if err == nil {
+			t := time.NewTimer(lingerTimeout)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+	rs.c.Close()
+	rs.cancel()
+}
+
+var lastChunk = []byte("0\r\n\r\n")
+
+// read consumes whatever the client sends (nothing, after a request with
+// Connection: close) until the connection ends, then cancels the stream.
+func (rs *rawStream) read() {
+	defer rs.cancel()
+	for {
+		if _, err := rs.c.Read(rs.rb[:]); err != nil {
+			return
+		}
+	}
+}
+
+// detachedStreams are the Handler's detached streams: Close ends them,
+// WaitDetached waits for them.
+type detachedStreams struct {
+	mu     sync.Mutex
+	m      map[*rawStream]*responder
+	closed bool          // Close ran: nothing detaches any more
+	total  atomic.Int64  // streams ever detached
+	empty  chan struct{} // closed when m becomes empty (made by a waiter)
+	wg     sync.WaitGroup
+	hang   hangups // tells streams that their clients went away
+}
+
+func (d *detachedStreams) remove(rs *rawStream) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.m, rs)
+	if len(d.m) == 0 && d.empty != nil {
+		close(d.empty)
+		d.empty = nil
+	}
+}
+
+// count returns how many streams are detached.
+func (d *detachedStreams) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.m)
+}
+
+// wait returns once no stream is detached, or with ctx's error.
+func (d *detachedStreams) wait(ctx context.Context) error {
+	d.mu.Lock()
+	if len(d.m) == 0 {
+		d.mu.Unlock()
+		return nil
+	}
+	if d.empty == nil {
+		d.empty = make(chan struct{})
+	}
+	ch := d.empty
+	d.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close ends every detached stream as closing its connection would (the
+// write in progress fails, the stream's context ends) and waits for their
+// goroutines.
+func (d *detachedStreams) close() {
+	d.mu.Lock()
+	d.closed = true
+	var all []*rawStream
+	for rs, r := range d.m {
+		all = append(all, rs)
+		r.abort()
+	}
+	d.mu.Unlock()
+	for _, rs := range all {
+		rs.cancel()
+	}
+	d.hang.close() // its goroutine is counted in wg too
+	d.wg.Wait()
+}
+
+// WaitDetached waits until every stream detached from net/http has ended
+// (or ctx ends). http.Server.Shutdown does not wait for them — their
+// connections are hijacked — so a graceful stop calls it after Shutdown,
+// with the same deadline, before Close.
+func (h *Handler) WaitDetached(ctx context.Context) error { return h.detached.wait(ctx) }
+
+// pumpDetachable pumps sk into rsp and then calls done with the result — in
+// the handler, or, if the stream detaches, on the stream's own goroutine
+// after the handler has returned. done must not touch the request or the
+// ResponseWriter.
+func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, stop, stop2 <-chan struct{}, done func(pumpResult)) {
+	res := pump(req.Context(), rsp, sk, h.ka, stop, stop2)
+	if res == pumpDetach {
+		if ctx, rs := h.detach(req, rsp); rs != nil {
+			go func() {
+				defer h.detached.wg.Done()
+				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
+				rs.end(ctx, res != pumpClientGone)
+				h.detached.hang.forget(rs)
+				h.detached.remove(rs)
+				done(res)
+			}()
+			return
+		}
+		res = pump(req.Context(), rsp, sk, h.ka, stop, stop2)
+	}
+	done(res)
+}
+
+// detach hijacks rsp's connection and hands the response to a rawStream
+// whose goroutines (the caller's writer, started with the returned context,
+// and the reader started here where there is no hangup watcher) are counted
+// in h.detached.wg. It
+// returns nil if the connection cannot be had; rsp then goes on in the
+// handler.
+func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *rawStream) {
+	rsp.detachable = false
+	d := &h.detached
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, nil
+	}
+	d.wg.Add(2) // the writer and the reader; before close can Wait
+	d.mu.Unlock()
+	c, _, err := rsp.rc.Hijack()
+	if err != nil {
+		d.wg.Add(-2)
+		return nil, nil
+	}
+	rsp.buf = nil // written by the handler; the stream assembles its own
+	// The request's context ends when the handler returns; what follows
+	// needs none of its values, so it is not kept.
+	ctx, cancel := context.WithCancel(context.Background())
+	// A response already started is an SSE stream whose head net/http
+	// wrote: HTTP/1.1 without a length, so its body is chunked.
+	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started}
+	rsp.amu.Lock()
+	// net/http's buffers, request and response go with w and rc.
+	rsp.w, rsp.rc, rsp.raw = nil, nil, rs
+	if rsp.aborted { // hijacking cleared the deadline an abort had set
+		rsp.abortLocked()
+	}
+	rsp.amu.Unlock()
+	d.mu.Lock()
+	if d.m == nil {
+		d.m = map[*rawStream]*responder{}
+	}
+	d.m[rs] = rsp
+	d.total.Add(1)
+	closed := d.closed
+	d.mu.Unlock()
+	if closed { // close ran while this stream was being detached
+		rsp.abort()
+		cancel()
+	}
+	if d.hang.watch(rs, func(loop func()) {
+		d.wg.Add(1) // the watcher, until close; counted under hang.mu
+		go func() {
+			defer d.wg.Done()
+			loop()
+		}()
+	}) {
+		d.wg.Done() // no reader
+		return ctx, rs
+	}
+	go func() {
+		defer d.wg.Done()
+		rs.read()
+	}()
+	return ctx, rs
+}

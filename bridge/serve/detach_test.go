@@ -1,0 +1,225 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// A progress stream that waits leaves net/http and still ends as a valid
+// HTTP/1.1 response: every progress event and the result, the chunked body
+// terminated, and Connection: close.
+func TestDetachedStreamCompletes(t *testing.T) {
+	b := startBridge(t, Config{}, bins["memos"], "-step-delay", "30ms")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":3},` +
+		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1) + `}}`
+	resp, body := rawPost(t, b.URL, call, modernHeaders("tools/call", "memo_export_memos"))
+	if resp.StatusCode != 200 || !resp.Close || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d, Connection: close %v, Content-Type %q", resp.StatusCode, resp.Close, resp.Header.Get("Content-Type"))
+	}
+	if n := strings.Count(string(body), "notifications/progress"); n != 3 || !strings.Contains(string(body), `"result"`) {
+		t.Fatalf("%d progress events (want 3) and the result in %q", n, body)
+	}
+	if b.detached.total.Load() == 0 {
+		t.Fatal("the stream never left net/http")
+	}
+	waitFor(t, "the detached stream to end", func() bool { return b.detached.count() == 0 })
+}
+
+// A call that asked for progress leaves net/http at its first wait, before
+// its response is decided; when the result comes alone it is still a JSON
+// response, written by the detached stream with its own head.
+func TestDetachedBeforeDecided(t *testing.T) {
+	b := startBridge(t, Config{Command: testChild()})
+	withToken := strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1)
+	type answer struct {
+		resp *http.Response
+		body []byte
+	}
+	held := make(chan answer, 1)
+	go func() {
+		resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"hold","arguments":{},`+withToken+`}}`,
+			modernHeaders("tools/call", "hold"))
+		held <- answer{resp, body}
+	}()
+	waitFor(t, "the held call to leave net/http", func() bool { return b.detached.count() == 1 })
+	// A graceful stop waits for it (http.Server.Shutdown does not).
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.WaitDetached(expired); err == nil {
+		t.Fatal("WaitDetached returned with a detached stream open")
+	}
+	if resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"release","arguments":{},`+modernMeta+`}}`,
+		modernHeaders("tools/call", "release")); resp.StatusCode != 200 || resp.Close {
+		t.Fatalf("release: %d (Connection: close %v) %s", resp.StatusCode, resp.Close, body)
+	}
+	a := <-held
+	if a.resp.StatusCode != 200 || a.resp.Header.Get("Content-Type") != "application/json" || !a.resp.Close ||
+		a.resp.ContentLength != int64(len(a.body)) || !strings.Contains(string(a.body), `"id":"h"`) || !strings.Contains(string(a.body), "released") {
+		t.Fatalf("held call: %d %v (Connection: close %v, Content-Length %d) %s", a.resp.StatusCode, a.resp.Header, a.resp.Close, a.resp.ContentLength, a.body)
+	}
+	if err := b.WaitDetached(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The cost of an open stream is structural: once it waits, no net/http
+// connection goroutine, background reader or buffer is left for it, only
+// its writer goroutine (and, where there is no epoll, a reader of its
+// connection). The
+// bytes a stream holds (live heap and stacks, the raw test client's side
+// included) are logged, and bounded well below the ~26 KiB a stream held
+// inside net/http.
+func TestDetachedStreamCost(t *testing.T) {
+	const n = 200
+	perStream := streamCost(t, n)
+	if !raceEnabled && perStream > 14<<10 {
+		t.Errorf("%d bytes of heap and stack per open stream, want at most %d", perStream, 14<<10)
+	}
+}
+
+// BenchmarkStreamCost reports the bytes and goroutines an open, waiting
+// progress stream costs (go test -run '^$' -bench StreamCost ./bridge/serve/).
+func BenchmarkStreamCost(b *testing.B) {
+	for range b.N {
+		streamCost(b, 1000)
+	}
+}
+
+// streamCost opens n progress streams from raw TCP clients (which cost a
+// socket each and no goroutine), waits until every one is detached, checks
+// the goroutines that serve them and returns the heap and stack bytes per
+// stream.
+func streamCost(tb testing.TB, n int) int64 {
+	br, err := New(Config{Command: testChild(), MaxInflight: n + 10, Logger: zerolog.Nop()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	br.Start()
+	srv := httptest.NewServer(br)
+	tb.Cleanup(func() {
+		br.BeginShutdown()
+		srv.CloseClientConnections()
+		br.Close()
+		srv.Close()
+	})
+	waitForTB(tb, "the bridge to be ready", func() bool {
+		resp, err := http.Get(srv.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	u, err := url.Parse(srv.URL + br.cfg.path())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress-wait","arguments":{},` +
+		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1) + `}}`
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: progress-wait\r\nContent-Length: %d\r\n\r\n%s",
+		u.Path, u.Host, len(call), call)
+	before := liveBytes()
+	goBefore := runtime.NumGoroutine()
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	buf := make([]byte, 4096)
+	for range n {
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		conns = append(conns, c)
+		if _, err := io.WriteString(c, req); err != nil {
+			tb.Fatal(err)
+		}
+		// Up to the first progress event: the stream is SSE and waits.
+		var got []byte
+		for !bytes.Contains(got, []byte("notifications/progress")) {
+			k, err := c.Read(buf)
+			if err != nil {
+				tb.Fatalf("stream %d: %v after %q", len(conns), err, got)
+			}
+			got = append(got, buf[:k]...)
+		}
+		if !bytes.Contains(got, []byte("Connection: close")) {
+			tb.Fatalf("the SSE response does not say Connection: close: %q", got)
+		}
+	}
+	waitForTB(tb, "every stream to be detached", func() bool { return br.detached.count() == n })
+	after := liveBytes()
+	heap, stack := (after.heap-before.heap)/int64(n), (after.stack-before.stack)/int64(n)
+	per := heap + stack
+
+	census := map[string]int{}
+	stacks := make([]byte, 64<<20)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	for _, g := range strings.Split(string(stacks), "\n\n") {
+		for _, fn := range []string{"net/http.(*conn).serve", "net/http.(*connReader).backgroundRead", "bridge/serve.(*rawStream).read", "bridge/serve.(*Handler).pumpDetachable.func"} {
+			if strings.Contains(g, fn) {
+				census[fn]++
+			}
+		}
+		if strings.Contains(g, "net/http.(*conn).serve") && strings.Contains(g, "bridge/serve.pump(") {
+			census["stream waiting in its handler"]++
+		}
+	}
+	tb.Logf("%d open streams: %d bytes each (heap %d, stacks %d), %.2f goroutines each (both sides), goroutines by kind %v",
+		n, per, heap, stack, float64(runtime.NumGoroutine()-goBefore)/float64(n), census)
+	if b, ok := tb.(*testing.B); ok {
+		b.ReportMetric(float64(per), "B/stream")
+		b.ReportMetric(float64(census["bridge/serve.(*rawStream).read"]+census["bridge/serve.(*Handler).pumpDetachable.func"])/float64(n), "goroutines/stream")
+	}
+	if census["stream waiting in its handler"] != 0 || census["net/http.(*conn).serve"] > 2 || census["net/http.(*connReader).backgroundRead"] > 2 {
+		tb.Errorf("net/http still serves the waiting streams: %v", census)
+	}
+	// On Linux one epoll watcher learns of every client's hangup; elsewhere
+	// each stream reads its own connection.
+	readers := n
+	if runtime.GOOS == "linux" {
+		readers = 0
+	}
+	if census["bridge/serve.(*rawStream).read"] != readers || census["bridge/serve.(*Handler).pumpDetachable.func"] != n {
+		tb.Errorf("want one writer goroutine per stream and %d readers: %v", readers, census)
+	}
+	return per
+}
+
+// memUse is the live heap and the goroutine stacks, after a GC.
+type memUse struct{ heap, stack int64 }
+
+func liveBytes() memUse {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return memUse{int64(m.HeapAlloc), int64(m.StackInuse)}
+}
+
+// waitForTB is waitFor for tests and benchmarks: it polls cond (state the
+// bridge exposes, not goroutines to synchronize with).
+func waitForTB(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
