@@ -30,6 +30,9 @@ func TestImportRules(t *testing.T) {
 		// bridge/wire, nothing that owns a transport.
 		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
+		// Metrics and traces sit below both directions, which report to
+		// them: no transport of their own, nothing of serve or connect.
+		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{

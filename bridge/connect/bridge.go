@@ -16,6 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
@@ -28,6 +29,7 @@ var ErrNoURL = errors.New("connect: Config.URL is required")
 type Bridge struct {
 	cfg    Config
 	log    zerolog.Logger
+	tel    *telemetry.Scope // nil: no metrics, no spans
 	client *httpclient.Client
 	out    *lineio.Writer
 
@@ -75,6 +77,7 @@ type pending struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // the host cancelled it: answer nothing
 	started   time.Time
+	op        *telemetry.Op // nil: telemetry off
 
 	headerRetry bool // a HeaderMismatch was already retried once
 
@@ -155,6 +158,7 @@ func New(cfg Config) (*Bridge, error) {
 			Logger:       cfg.Logger,
 		},
 	}
+	b.tel = cfg.Telemetry.Scope(cfg.ServerName)
 	b.sess.b = b
 	b.lh.b = b
 	b.mh.init(b)
@@ -344,6 +348,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			cancel()
 			return
 		}
+		mp := b.observe(p, &m)
 		before := b.posted
 		b.requests.Go(func() {
 			defer cancel()
@@ -352,7 +357,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			case <-before:
 			case <-rctx.Done():
 			}
-			b.relay(rctx, p, &m)
+			b.relay(rctx, p, mp)
 		})
 	case wire.KindNotification:
 		b.notify(ctx, &m)
@@ -420,6 +425,9 @@ func (b *Bridge) retire(p *pending) {
 		delete(b.inflight, string(p.id))
 	}
 	b.mu.Unlock()
+	if mine {
+		endObserved(p)
+	}
 	if e := b.log.Debug(); mine && e.Enabled() {
 		e.Str("method", p.method).RawJSON("id", p.id).Dur("took", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
@@ -30,6 +31,7 @@ type connectFlags struct {
 	shutdown   time.Duration
 	log        logFlags
 	oauth      oauthFlags
+	telemetry  telemetryFlags
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -47,6 +49,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
 	f.log.register(fs)
 	f.oauth.register(fs)
+	f.telemetry.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
 			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
@@ -96,6 +99,11 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		hc = oauthHTTPClient(az)
 		defer hc.CloseIdleConnections()
 	}
+	tel, stopTelemetry, err := f.telemetry.start(telemetry.Client, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	b, err := connect.New(connect.Config{
 		URL:             u.String(),
 		HTTPClient:      hc,
@@ -107,6 +115,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		MaxRetryWait:    f.retryWait,
 		ShutdownTimeout: f.shutdown,
 		Logger:          log,
+		Telemetry:       tel,
 	})
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
@@ -35,6 +36,7 @@ type serveFlags struct {
 	readTimeout, childWriteTimeout                  time.Duration
 	maxSessions, maxInflight                        int
 	log                                             logFlags
+	telemetry                                       telemetryFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -65,6 +67,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.IntVar(&f.maxInflight, "max-inflight", 1024, "most requests in flight toward children (503 above it)")
 	fs.DurationVar(&f.childWriteTimeout, "child-write-timeout", 30*time.Second, "a write to a child's stdin that takes longer marks the child hung: killed, its requests answered, restarted (0 disables)")
 	f.log.register(fs)
+	f.telemetry.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
 			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
@@ -125,6 +128,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: MCP server command: %w", err)
 	}
+	tel, stopTelemetry, err := f.telemetry.start(telemetry.Server, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	h, err := serve.New(serve.Config{
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(path, child[1:]...)
@@ -150,6 +158,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
 		ReplicaID:          f.replicaID,
 		Logger:             log,
+		Telemetry:          tel,
+		AccessLog:          true,
 	})
 	if err != nil {
 		return err
