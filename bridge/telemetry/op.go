@@ -224,7 +224,7 @@ func WithTraceContext(m *wire.Message, parent, state string) []byte {
 			edits = append(edits, wire.Edit{Span: sp, Value: v})
 			continue
 		}
-		if m.Meta.Present() && (bytes.Contains(m.Bytes(m.Meta), []byte(f.key[1:])) || bytes.Contains(m.Bytes(m.Meta), []byte(`\u`))) {
+		if m.Meta.Present() && (containsFold(m.Bytes(m.Meta), f.key[1:]) || bytes.Contains(m.Bytes(m.Meta), []byte(`\u`))) {
 			return nil // there, but not in one plain spelling
 		}
 		if len(add) > 0 {
@@ -247,4 +247,15 @@ func WithTraceContext(m *wire.Message, parent, state string) []byte {
 		return wire.Splice(m.Raw, edits...)
 	}
 	return nil
+}
+
+// containsFold reports whether b contains s in any ASCII case (a decoder
+// may take "TraceParent" for the key the bridge would add).
+func containsFold(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
