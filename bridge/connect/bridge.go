@@ -344,11 +344,14 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
+		// Before register: once p is in flight, stream readers may see it.
+		mp := b.observe(p, &m)
 		if !b.register(p) {
+			p.op.Fail(strconv.Itoa(wire.CodeInvalidRequest), "id already in flight")
+			endObserved(p)
 			cancel()
 			return
 		}
-		mp := b.observe(p, &m)
 		before := b.posted
 		b.requests.Go(func() {
 			defer cancel()
