@@ -158,7 +158,7 @@ func New(cfg Config) (*Bridge, error) {
 			Logger:       cfg.Logger,
 		},
 	}
-	b.tel = cfg.Telemetry.Scope(cfg.ServerName)
+	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.sess.b = b
 	b.lh.b = b
 	b.mh.init(b)

@@ -77,7 +77,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h.log, h.warn)
-	h.tel = cfg.Telemetry.Scope(cfg.ServerName)
+	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	if cfg.keepalive() > 0 {
 		h.ka = newClock()
 	}

@@ -27,14 +27,18 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 func (t *Telemetry) initMetrics() {
 	t.reg = prometheus.NewRegistry()
 	t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	name, help := "mcp_server_operation_duration_seconds",
-		"MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration)."
-	if t.side == Client {
-		name, help = "mcp_client_operation_duration_seconds",
-			"MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration)."
+	// Both histograms are registered: a gateway serves some servers and is
+	// the client of others through one registry. One that is never used
+	// does not appear in /metrics.
+	labels := []string{LabelMethod, LabelTool, LabelVersion, LabelError, LabelServer}
+	t.ops = map[Side]*prometheus.HistogramVec{
+		Server: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
+			Help:    "MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration).",
+			Buckets: durationBuckets}, labels),
+		Client: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_client_operation_duration_seconds",
+			Help:    "MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration).",
+			Buckets: durationBuckets}, labels),
 	}
-	t.ops = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: durationBuckets},
-		[]string{LabelMethod, LabelTool, LabelVersion, LabelError, LabelServer})
 	t.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: metricsPrefix + "rejected_requests_total",
 		Help: "HTTP requests answered with an error status, by status code (400 malformed, 401 unauthenticated, 404 unknown session, 413 body too large, 429/503 over a limit, ...).",
@@ -52,7 +56,7 @@ func (t *Telemetry) initMetrics() {
 		Help: "SSE response streams open to HTTP clients.",
 	}, []string{LabelServer})
 	t.gauges = &gaugeCollector{sources: map[*Scope]func() Gauges{}}
-	t.reg.MustRegister(t.ops, t.rejects, t.restart, t.rounds, t.streams, t.gauges)
+	t.reg.MustRegister(t.ops[Server], t.ops[Client], t.rejects, t.restart, t.rounds, t.streams, t.gauges)
 }
 
 // Gauges are the state a served MCP server reports when /metrics is read
@@ -109,6 +113,7 @@ func (g *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
 // name, and the label children it uses are resolved once.
 type Scope struct {
 	t    *Telemetry
+	side Side
 	name string
 
 	restart prometheus.Counter
@@ -139,8 +144,8 @@ const (
 	Other = "_other"
 )
 
-func newScope(t *Telemetry, name string) *Scope {
-	s := &Scope{t: t, name: name,
+func newScope(t *Telemetry, side Side, name string) *Scope {
+	s := &Scope{t: t, side: side, name: name,
 		ops: map[opKey]prometheus.Observer{}, rejects: map[int]prometheus.Counter{},
 	}
 	s.methods.init(MaxMethods, knownMethods...)
@@ -236,7 +241,7 @@ func (s *Scope) observe(method, tool, version, errType string, seconds float64) 
 		if n >= maxSeries {
 			k = opKey{Other, Other, Other, Other}
 		}
-		o = s.t.ops.WithLabelValues(k.method, k.tool, k.version, k.err, s.name)
+		o = s.t.ops[s.side].WithLabelValues(k.method, k.tool, k.version, k.err, s.name)
 		s.mu.Lock()
 		s.ops[k] = o
 		s.mu.Unlock()

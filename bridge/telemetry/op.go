@@ -84,7 +84,7 @@ func (s *Scope) Begin(r *Request) *Op {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, hdr)
 	}
 	kind := trace.SpanKindServer
-	if s.t.side == Client {
+	if s.side == Client {
 		kind = trace.SpanKindClient
 	}
 	attrs := make([]attribute.KeyValue, 0, 10)

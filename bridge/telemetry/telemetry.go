@@ -50,7 +50,7 @@ type Telemetry struct {
 	log  zerolog.Logger
 
 	reg     *prometheus.Registry // nil: no metrics
-	ops     *prometheus.HistogramVec
+	ops     map[Side]*prometheus.HistogramVec
 	rejects *prometheus.CounterVec
 	restart *prometheus.CounterVec
 	rounds  *prometheus.CounterVec
@@ -61,7 +61,12 @@ type Telemetry struct {
 	tracer trace.Tracer
 
 	mu     sync.Mutex
-	scopes map[string]*Scope
+	scopes map[scopeKey]*Scope
+}
+
+type scopeKey struct {
+	side Side
+	name string
 }
 
 // New returns a Telemetry, or nil when opts ask for neither metrics nor
@@ -73,7 +78,7 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	if opts.Side != Server && opts.Side != Client {
 		return nil, errors.New("telemetry: Options.Side must be Server or Client")
 	}
-	t := &Telemetry{side: opts.Side, log: opts.Logger, scopes: map[string]*Scope{}}
+	t := &Telemetry{side: opts.Side, log: opts.Logger, scopes: map[scopeKey]*Scope{}}
 	if opts.Metrics {
 		t.initMetrics()
 	}
@@ -107,20 +112,31 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 }
 
 // Scope returns the Scope of the MCP server called name ("" for the single
-// server of a plain serve or connect). Scopes are kept for the process's
-// life, so a server that is reloaded keeps its counters; a nil Telemetry
-// returns a nil Scope.
+// server of a plain serve or connect) on the Telemetry's own side
+// (Options.Side). Scopes are kept for the process's life, so a server that
+// is reloaded keeps its counters; a nil Telemetry returns a nil Scope.
 func (t *Telemetry) Scope(name string) *Scope {
+	if t == nil {
+		return nil
+	}
+	return t.ScopeFor(t.side, name)
+}
+
+// ScopeFor is Scope on a given side: serve reports as the Server of its
+// clients and connect as the Client of its remote whatever the
+// Telemetry's default, so that a gateway running both shares one registry.
+func (t *Telemetry) ScopeFor(side Side, name string) *Scope {
 	if t == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s, ok := t.scopes[name]; ok {
+	k := scopeKey{side, name}
+	if s, ok := t.scopes[k]; ok {
 		return s
 	}
-	s := newScope(t, name)
-	t.scopes[name] = s
+	s := newScope(t, side, name)
+	t.scopes[k] = s
 	return s
 }
 

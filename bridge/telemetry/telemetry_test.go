@@ -212,3 +212,24 @@ func FuzzWithTraceContext(f *testing.F) {
 		}
 	})
 }
+
+// TestBothSidesOneRegistry: a gateway serves some servers and is the
+// client of others; one Telemetry exports both histograms and makes spans
+// of the scope's kind.
+func TestBothSidesOneRegistry(t *testing.T) {
+	tel, _ := New(context.Background(), Options{Side: Server, Metrics: true})
+	tel.ScopeFor(Server, "local").Begin(&Request{Method: "tools/list"}).End()
+	tel.ScopeFor(Client, "remote").Begin(&Request{Method: "tools/list"}).End()
+	text := scrape(t, tel)
+	for _, want := range []string{
+		`mcp_server_operation_duration_seconds_count{error_type="",gen_ai_tool_name="",mcp_method_name="tools/list",mcp_protocol_version="",server="local"} 1`,
+		`mcp_client_operation_duration_seconds_count{error_type="",gen_ai_tool_name="",mcp_method_name="tools/list",mcp_protocol_version="",server="remote"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if tel.Scope("local") != tel.ScopeFor(Server, "local") {
+		t.Error("Scope is not ScopeFor the Telemetry's own side")
+	}
+}
