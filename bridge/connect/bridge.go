@@ -77,7 +77,9 @@ type pending struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // the host cancelled it: answer nothing
 	started   time.Time
-	op        *telemetry.Op // nil: telemetry off
+	// op is the request's telemetry (nil: off). It is begun on the
+	// request's goroutine, and read by whichever goroutine answers it.
+	op atomic.Pointer[telemetry.Op]
 
 	headerRetry bool // a HeaderMismatch was already retried once
 
@@ -344,11 +346,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
-		// Before register: once p is in flight, stream readers may see it.
-		mp := b.observe(p, &m)
 		if !b.register(p) {
-			p.op.Fail(strconv.Itoa(wire.CodeInvalidRequest), "id already in flight")
-			endObserved(p)
 			cancel()
 			return
 		}
@@ -360,7 +358,9 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			case <-before:
 			case <-rctx.Done():
 			}
-			b.relay(rctx, p, mp)
+			// On this goroutine, not the stdin reader's: a span costs
+			// microseconds that must not serialize every request.
+			b.relay(rctx, p, b.observe(p, &m))
 		})
 	case wire.KindNotification:
 		b.notify(ctx, &m)

@@ -18,11 +18,12 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 	if version == "" {
 		version = b.sess.negotiated()
 	}
-	p.op = b.tel.Begin(&telemetry.Request{
+	op := b.tel.Begin(&telemetry.Request{
 		Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version, Start: p.started,
 		MetaParent: metaParent, MetaState: metaState,
 	})
-	parent, state := p.op.Propagate()
+	p.op.Store(op)
+	parent, state := op.Propagate()
 	if parent == "" || (parent == metaParent && state == metaState) {
 		return m
 	}
@@ -40,21 +41,22 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 // observeFinal reads the answer the host gets for p (its error code, or a
 // tool's isError).
 func (b *Bridge) observeFinal(p *pending, body []byte) {
-	if p.op == nil {
+	op := p.op.Load()
+	if op == nil {
 		return
 	}
 	var m wire.Message
 	if wire.Parse(body, &m) == nil {
-		p.op.Result(&m)
+		op.Result(&m)
 	}
 }
 
 // endObserved records p's duration and ends its span.
 func endObserved(p *pending) {
-	if p.op != nil {
+	if op := p.op.Load(); op != nil {
 		if p.cancelled.Load() {
-			p.op.Fail("cancelled", "the host cancelled the request")
+			op.Fail("cancelled", "the host cancelled the request")
 		}
-		p.op.End()
+		op.End()
 	}
 }

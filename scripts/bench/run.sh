@@ -184,6 +184,8 @@ run_serve() {
 	suite serve.floor-http "net/http echo handler (floor)" serve floor "${C[@]}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/httpecho" -listen "127.0.0.1:$p"
 	p=$(port)
 	suite serve.bridge "mcp-bridge serve" serve bridge "${C[@]}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn -- "$ECHO"
+	p=$(port)
+	suite serve.bridge-metrics "mcp-bridge serve (metrics on)" serve bridge "${C[@]}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn --metrics-listen "127.0.0.1:$(port)" -- "$ECHO"
 	if selected serve.bridge-telemetry; then
 		# Metrics scraped by nobody and every span exported (the default
 		# sampler keeps all) to an OTLP sink: the worst case of both on.
