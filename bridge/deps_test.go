@@ -33,6 +33,9 @@ func TestImportRules(t *testing.T) {
 		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
 		// its streams, so it owns no transport and no process.
 		module + "/bridge/aggregate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
+		// Metrics and traces sit below both directions, which report to
+		// them: no transport of their own, nothing of serve or connect.
+		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{

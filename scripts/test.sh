@@ -108,6 +108,7 @@ fuzz ./bridge/rsauth FuzzVerify
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
+fuzz ./bridge/telemetry FuzzWithTraceContext
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

@@ -46,6 +46,10 @@ type Options struct {
 	// Logger receives the child's stderr lines (at info level, one record per
 	// line) and lifecycle events. The zero value discards them.
 	Logger zerolog.Logger
+
+	// OnExit, if set, is called once when the process has exited (before
+	// Exited is closed), e.g. to keep a count of running children.
+	OnExit func()
 }
 
 // orphanGrace is how long the remnants of a process group get, after the
@@ -259,6 +263,9 @@ func (h *Host) wait(readers *sync.WaitGroup) {
 	err := h.cmd.Wait()
 	forgetChild(h.cmd.Process.Pid)
 	h.err = err
+	if h.opts.OnExit != nil {
+		h.opts.OnExit()
+	}
 	close(h.exited)
 	ev := h.log.Info()
 	if err != nil {

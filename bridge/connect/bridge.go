@@ -16,6 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
@@ -28,6 +29,7 @@ var ErrNoURL = errors.New("connect: Config.URL is required")
 type Bridge struct {
 	cfg    Config
 	log    zerolog.Logger
+	tel    *telemetry.Scope // nil: no metrics, no spans
 	client *httpclient.Client
 	out    *lineio.Writer
 
@@ -76,6 +78,9 @@ type pending struct {
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // the host cancelled it: answer nothing
 	started   time.Time
+	// op is the request's telemetry (nil: off). It is begun on the
+	// request's goroutine, and read by whichever goroutine answers it.
+	op atomic.Pointer[telemetry.Op]
 
 	headerRetry bool // a HeaderMismatch was already retried once
 
@@ -156,6 +161,7 @@ func New(cfg Config) (*Bridge, error) {
 			Logger:       cfg.Logger,
 		},
 	}
+	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.sess.b = b
 	b.lh.b = b
 	b.mh.init(b)
@@ -356,7 +362,9 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			case <-before:
 			case <-rctx.Done():
 			}
-			b.relay(rctx, p, &m)
+			// On this goroutine, not the stdin reader's: a span costs
+			// microseconds that must not serialize every request.
+			b.relay(rctx, p, b.observe(p, &m))
 		})
 	case wire.KindNotification:
 		b.notify(ctx, &m)
@@ -434,6 +442,9 @@ func (b *Bridge) retire(p *pending) {
 		delete(b.inflight, string(p.id))
 	}
 	b.mu.Unlock()
+	if mine {
+		endObserved(p)
+	}
 	if e := b.log.Debug(); mine && e.Enabled() {
 		e.Str("method", p.method).RawJSON("id", p.id).Dur("took", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 // Protocol pins the remote server's era. When the host speaks the other
@@ -53,6 +55,13 @@ type Config struct {
 	// Logger receives logs; the zero value discards them. It must not write
 	// to the host's stdout.
 	Logger zerolog.Logger
+
+	// Telemetry, if set, receives metrics and spans (nil: none).
+	Telemetry *telemetry.Telemetry
+
+	// ServerName names the remote in a multi-server gateway: the server
+	// label of its metrics. Empty for a plain connect.
+	ServerName string
 }
 
 func (c *Config) shutdownTimeout() time.Duration {

@@ -245,5 +245,6 @@ func (b *Bridge) writeFinal(p *pending, body []byte) {
 		b.log.Debug().Str("method", p.method).RawJSON("id", p.id).Msg("dropping a second answer to a request")
 		return
 	}
+	b.observeFinal(p, body)
 	b.write(body)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -30,6 +31,7 @@ type call struct {
 	sess     *session    // legacy session that sent it; nil for modern
 	logLevel bool        // a modern request that asked for log notifications
 	started  time.Time
+	op       *telemetry.Op // the request's telemetry; nil if off
 
 	// complete: the child speaks only the handshake era and the client is
 	// modern, so results get the 2026-07-28 resultType (and cache hints).
@@ -260,6 +262,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 	if cl.onFinal != nil && cl.onFinal(m) {
 		return
 	}
+	cl.op.Result(m)
 	c.route(cl, m, true)
 }
 

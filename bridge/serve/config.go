@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 // SessionMode chooses how legacy (2025-xx) HTTP sessions map onto child
@@ -142,6 +144,18 @@ type Config struct {
 	// Logger receives the bridge's logs and the children's stderr. The zero
 	// value discards them.
 	Logger zerolog.Logger
+
+	// Telemetry, if set, receives metrics and spans (nil: none, at no cost
+	// on the request path).
+	Telemetry *telemetry.Telemetry
+
+	// ServerName names this server in a multi-server gateway: the server
+	// label of its metrics. Empty for a single-server bridge.
+	ServerName string
+
+	// AccessLog writes one info line per HTTP request: methods, tool,
+	// status, took_ms, principal, bytes (never a token or a body).
+	AccessLog bool
 }
 
 // ChildPer chooses how modern (2026-07-28) clients map onto children.

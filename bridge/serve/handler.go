@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -33,6 +34,10 @@ type Handler struct {
 	ka    *clock         // keepalive ticks for every stream; nil if disabled
 	warn  *ratelog.Kinds // rate limit of repeated warnings
 	lim   *limits        // budgets shared by every stream and child
+
+	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
+	stopWatch func()
+	children  atomic.Int64 // child processes running
 
 	shared     *sharedChild
 	principals principalChildren // ChildPerPrincipal: the other children
@@ -73,6 +78,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h.log, h.warn)
+	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	if cfg.keepalive() > 0 {
 		h.ka = newClock()
 	}
@@ -87,6 +93,7 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	h.stopWatch = h.tel.Watch(h.gauges)
 	h.principals.start(ctx)
 	h.wg.Go(func() { h.shared.run(ctx) })
 	h.wg.Go(func() { h.sessions.reap(ctx) })
@@ -128,10 +135,23 @@ func (h *Handler) Close() error {
 	// a detached stream has not written by now is lost, as it is for a
 	// stream whose connection the http.Server closes.
 	h.detached.close()
+	if h.stopWatch != nil {
+		h.stopWatch()
+	}
 	return nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Health probes are neither logged nor counted: they are the load
+	// balancer's, many and uninteresting.
+	if (h.tel != nil || h.cfg.AccessLog) && r.URL.Path == h.cfg.path() {
+		h.serveObserved(w, r)
+		return
+	}
+	h.serveHTTP(w, r)
+}
+
+func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cfg.ReplicaID != "" {
 		w.Header().Set(HeaderReplica, h.cfg.ReplicaID)
 	}
@@ -270,6 +290,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
 		return
 	}
+	m = *h.observe(w, r, &m)
 	// Notifications and responses pass: they free work (cancellations,
 	// answers a child waits for) rather than add it.
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {

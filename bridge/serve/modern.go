@@ -54,6 +54,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		method:   m.Method,
 		sink:     sk,
 		logLevel: m.LogLevel != "",
+		op:       opOf(w),
 	}
 	if translate {
 		// A legacy child: the bridge plays the 2026-07-28 server.

@@ -321,6 +321,7 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 		msg = "mcp-bridge: the MCP server stopped reading its input and was restarted"
 	}
 	s.setState(false, nil, reason)
+	s.h.tel.Restarted()
 	s.mu.Lock()
 	select {
 	case <-s.readyCh:
@@ -420,12 +421,24 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := stdiohost.Start(h.command(), hostOptions(h, conn))
+	host, err := h.startProcess(hostOptions(h, conn))
 	if err != nil {
 		return nil, err
 	}
 	conn.attach(host)
 	return host, nil
+}
+
+// startProcess starts a child process, counted while it runs (the
+// children gauge of /metrics).
+func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) {
+	opts.OnExit = func() { h.children.Add(-1) }
+	h.children.Add(1)
+	host, err := stdiohost.Start(h.command(), opts)
+	if err != nil {
+		h.children.Add(-1)
+	}
+	return host, err
 }
 
 // hostOptions are the stdiohost options of a child for conn, which it

@@ -139,6 +139,7 @@ func (ss *suspensions) round(sp *suspension, cl *call) []byte {
 	}
 	b := translate.InputRequired(inputs, sp.token)
 	ss.mu.Unlock()
+	ss.s.h.tel.InputRound()
 	id, _, _ := cl.target()
 	return wire.ResultResponse(id, b)
 }

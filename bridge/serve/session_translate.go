@@ -150,6 +150,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		s.finishCall(origID, wire.ErrorResponse(origID, wire.CodeInternalError, "mcp-bridge: the server sent an input round the bridge cannot read: "+err.Error(), nil))
 		return true
 	}
+	s.t.h.tel.InputRound()
 	round := &inputRound{request: request, origID: origID, sink: cl.sink, method: method, state: clone(ir.State),
 		keys: map[string]string{}, answers: map[string][]byte{}}
 	var out [][]byte

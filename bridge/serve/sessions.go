@@ -335,7 +335,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 // with whatever the child sends while it is pending, back on the POST.
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
-	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: h.newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != ""}
+	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: h.newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != "", op: opOf(w)}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}

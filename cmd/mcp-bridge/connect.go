@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
@@ -31,6 +32,7 @@ type connectFlags struct {
 	log        logFlags
 	oauth      oauthFlags
 	ca         caFlag
+	telemetry  telemetryFlags
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -49,6 +51,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	f.log.register(fs)
 	f.oauth.register(fs)
 	f.ca.register(fs)
+	f.telemetry.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
 			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
@@ -107,6 +110,11 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		hc = &http.Client{Transport: tr}
 		defer hc.CloseIdleConnections()
 	}
+	tel, stopTelemetry, err := f.telemetry.start(telemetry.Client, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	b, err := connect.New(connect.Config{
 		URL:             u.String(),
 		HTTPClient:      hc,
@@ -118,6 +126,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		MaxRetryWait:    f.retryWait,
 		ShutdownTimeout: f.shutdown,
 		Logger:          log,
+		Telemetry:       tel,
 	})
 	if err != nil {
 		return err

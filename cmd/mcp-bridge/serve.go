@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
@@ -37,6 +38,7 @@ type serveFlags struct {
 	log                                             logFlags
 	tls                                             tlsFlags
 	auth                                            serveAuthFlags
+	telemetry                                       telemetryFlags
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -69,6 +71,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.tls.register(fs)
 	f.log.register(fs)
 	f.auth.register(fs)
+	f.telemetry.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
 			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
@@ -132,6 +135,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: MCP server command: %w", err)
 	}
+	tel, stopTelemetry, err := f.telemetry.start(telemetry.Server, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	cfg := serve.Config{
 		Command: func() *exec.Cmd {
 			cmd := exec.Command(path, child[1:]...)
@@ -157,6 +165,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
 		ReplicaID:          f.replicaID,
 		Logger:             log,
+		Telemetry:          tel,
+		AccessLog:          true,
 	}
 	if err := f.auth.apply(&cfg, log); err != nil {
 		return err

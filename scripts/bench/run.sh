@@ -191,6 +191,17 @@ run_serve() {
 	p=$(port)
 	suite serve.bridge "mcp-bridge serve" serve bridge "${C[@]}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn -- "$ECHO"
 	p=$(port)
+	suite serve.bridge-metrics "mcp-bridge serve (metrics on)" serve bridge "${C[@]}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn --metrics-listen "127.0.0.1:$(port)" -- "$ECHO"
+	if selected serve.bridge-telemetry; then
+		# Metrics scraped by nobody and every span exported (the default
+		# sampler keeps all) to an OTLP sink: the worst case of both on.
+		local up he
+		start_httpecho serve-otlp
+		p=$(port)
+		suite serve.bridge-telemetry "mcp-bridge serve (metrics + traces on)" serve bridge "${C[@]}" -env "OTEL_EXPORTER_OTLP_ENDPOINT=${up%/mcp}" -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn --metrics-listen "127.0.0.1:$(port)" -- "$ECHO"
+		stop_bg "$he"
+	fi
+	p=$(port)
 	suite serve.bridge-legacy "mcp-bridge serve (2025 session)" serve bridge "${C[@]}" -era legacy -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn -- "$ECHO"
 	p=$(port)
 	suite serve.sg-stateful "supergateway --stateful" serve peer "${C[@]}" -era legacy -url "http://127.0.0.1:$p/mcp" -- node "$NM/supergateway/dist/index.js" --stdio "$ECHO" --outputTransport streamableHttp --stateful --port "$p" --logLevel none
@@ -210,6 +221,13 @@ run_connect() {
 	start_httpecho connect
 	suite connect.floor-http "POST to httpecho directly (floor)" connect floor "${C[@]}" -url "$up" -server-pid "$he"
 	suite connect.bridge "mcp-bridge connect" connect bridge "${C[@]}" -server-pid "$he" -transport stdio -- "$BIN/mcp-bridge" connect --log-level warn "$up"
+	if selected connect.bridge-telemetry; then
+		local mcp=$up echo=$he
+		start_httpecho connect-otlp # a second httpecho as the OTLP sink
+		suite connect.bridge-telemetry "mcp-bridge connect (metrics + traces on)" connect bridge "${C[@]}" -server-pid "$echo" -transport stdio -env "OTEL_EXPORTER_OTLP_ENDPOINT=${up%/mcp}" -- "$BIN/mcp-bridge" connect --log-level warn --metrics-listen "127.0.0.1:$(port)" "$mcp"
+		stop_bg "$he"
+		up=$mcp he=$echo
+	fi
 	suite connect.bridge-legacy "mcp-bridge connect (2025 session)" connect bridge "${C[@]}" -server-pid "$he" -transport stdio -era legacy -- "$BIN/mcp-bridge" connect --log-level warn "$up"
 	suite connect.mcp-remote "mcp-remote" connect peer "${C[@]}" -server-pid "$he" -transport stdio -era legacy -env "MCP_REMOTE_CONFIG_DIR=$TMP/mcp-auth" -- node "$NM/mcp-remote/dist/proxy.js" "$up" --silent
 	suite connect.sg-streamable "supergateway --streamableHttp" connect peer "${C[@]}" -server-pid "$he" -transport stdio -era legacy -- node "$NM/supergateway/dist/index.js" --streamableHttp "$up" --logLevel none

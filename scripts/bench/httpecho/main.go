@@ -56,6 +56,12 @@ func main() {
 	mux.HandleFunc("/mcp", s.serveMCP)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	// An OTLP/HTTP trace sink for the telemetry targets: the spans are
+	// read and dropped; an empty body is an empty ExportTraceServiceResponse.
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

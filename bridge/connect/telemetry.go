@@ -1,0 +1,62 @@
+package connect
+
+import (
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// observe begins the telemetry of one host request (a CLIENT span and the
+// mcp.client.operation.duration sample) and returns the message to send
+// on: a copy whose params._meta names the span as the remote's parent, or
+// m itself when telemetry is off or the remote gets nothing new.
+func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
+	if b.tel == nil {
+		return m
+	}
+	metaParent, metaState := telemetry.MetaContext(m)
+	version := m.ProtocolVersion
+	if version == "" {
+		version = b.sess.negotiated()
+	}
+	op := b.tel.Begin(&telemetry.Request{
+		Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version, Start: p.started,
+		MetaParent: metaParent, MetaState: metaState,
+	})
+	p.op.Store(op)
+	parent, state := op.Propagate()
+	if parent == "" || (parent == metaParent && state == metaState) {
+		return m
+	}
+	raw := telemetry.WithTraceContext(m, parent, state)
+	if raw == nil {
+		return m
+	}
+	var out wire.Message
+	if wire.Parse(raw, &out) != nil {
+		return m
+	}
+	return &out
+}
+
+// observeFinal reads the answer the host gets for p (its error code, or a
+// tool's isError).
+func (b *Bridge) observeFinal(p *pending, body []byte) {
+	op := p.op.Load()
+	if op == nil {
+		return
+	}
+	var m wire.Message
+	if wire.Parse(body, &m) == nil {
+		op.Result(&m)
+	}
+}
+
+// endObserved records p's duration and ends its span.
+func endObserved(p *pending) {
+	if op := p.op.Load(); op != nil {
+		if p.cancelled.Load() {
+			op.Fail("cancelled", "the host cancelled the request")
+		}
+		op.End()
+	}
+}

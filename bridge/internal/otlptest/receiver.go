@@ -1,0 +1,95 @@
+// Package otlptest is an OTLP/HTTP trace receiver for tests: it decodes
+// the protobuf requests the SDK's otlptracehttp exporter sends and keeps
+// the spans.
+package otlptest
+
+import (
+	"compress/gzip"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// A Receiver collects the spans exported to URL.
+type Receiver struct {
+	URL string
+
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+// Start serves a Receiver on loopback until the test ends.
+func Start(t testing.TB) *Receiver {
+	r := &Receiver{}
+	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
+		http.NotFound(w, req)
+		return
+	}
+	var body io.Reader = io.LimitReader(req.Body, 64<<20)
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = zr
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var msg coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	for _, rs := range msg.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+		}
+	}
+	r.mu.Unlock()
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// Spans returns the spans received so far.
+func (r *Receiver) Spans() []*tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*tracepb.Span(nil), r.spans...)
+}
+
+// Attr returns a string attribute of s ("" if absent).
+func Attr(s *tracepb.Span, key string) string {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			return kv.Value.GetStringValue()
+		}
+	}
+	return ""
+}
+
+// TraceID and SpanID return s's ids in the hex form of a traceparent.
+func TraceID(s *tracepb.Span) string { return hex.EncodeToString(s.TraceId) }
+func SpanID(s *tracepb.Span) string  { return hex.EncodeToString(s.SpanId) }
+
+// ParentID returns s's parent span id in hex ("" for a root span).
+func ParentID(s *tracepb.Span) string { return hex.EncodeToString(s.ParentSpanId) }

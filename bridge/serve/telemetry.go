@@ -1,0 +1,164 @@
+package serve
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// An obsWriter stands in for the ResponseWriter of one HTTP request while
+// metrics, traces or the access log are on: it learns the status and the
+// bytes sent, and carries the request's telemetry.Op down to the call that
+// the child answers. Without any of them ServeHTTP does not wrap at all.
+type obsWriter struct {
+	http.ResponseWriter
+	h       *Handler
+	status  int
+	in, out int64
+	sse     bool
+	method  string
+	tool    string
+	op      *telemetry.Op
+}
+
+var obsPool = sync.Pool{New: func() any { return new(obsWriter) }}
+
+func (o *obsWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
+func (o *obsWriter) WriteHeader(code int) {
+	if o.status == 0 {
+		o.status = code
+		if code == http.StatusOK && mediaType(o.Header().Get("Content-Type")) == "text/event-stream" {
+			o.sse = true
+			o.h.tel.StreamOpened()
+		}
+	}
+	o.ResponseWriter.WriteHeader(code)
+}
+
+func (o *obsWriter) Write(b []byte) (int, error) {
+	if o.status == 0 {
+		o.WriteHeader(http.StatusOK)
+	}
+	n, err := o.ResponseWriter.Write(b)
+	o.out += int64(n)
+	return n, err
+}
+
+// opOf returns the Op of the request w answers, if it is observed.
+func opOf(w http.ResponseWriter) *telemetry.Op {
+	if o, ok := w.(*obsWriter); ok {
+		return o.op
+	}
+	return nil
+}
+
+// serveObserved serves r through an obsWriter and then records the
+// request: its Op (duration, span), rejected statuses, the access log.
+func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	o := obsPool.Get().(*obsWriter)
+	*o = obsWriter{ResponseWriter: w, h: h}
+	defer func() {
+		*o = obsWriter{}
+		obsPool.Put(o)
+	}()
+	if r.ContentLength > 0 {
+		o.in = r.ContentLength
+	}
+	h.serveHTTP(o, r)
+	status := o.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if o.sse {
+		h.tel.StreamClosed()
+	}
+	if status >= 400 {
+		h.tel.Rejected(status)
+		o.op.Fail(strconv.Itoa(status), http.StatusText(status))
+	}
+	if o.op != nil {
+		o.op.SetSession(first(w.Header()[keySessionID]))
+		o.op.End()
+	}
+	if h.cfg.AccessLog {
+		// Never the token or a body: the principal by its short name.
+		h.log.Info().Str("http_method", r.Method).Str("path", r.URL.Path).Str("mcp_method", o.method).
+			Str("tool", o.tool).Int("status", status).Int64("took_ms", time.Since(start).Milliseconds()).
+			Str("principal", h.guard.principal(r).String()).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
+			Msg("request")
+	}
+}
+
+var (
+	keySessionID   = http.CanonicalHeaderKey(wire.HeaderSessionID)
+	keyTraceparent = http.CanonicalHeaderKey("traceparent")
+	keyTracestate  = http.CanonicalHeaderKey("tracestate")
+)
+
+// observe notes the parsed request for telemetry and returns the message to
+// relay: m itself, or a copy whose params._meta carries the trace context
+// the child should continue (tools that trace see the caller's trace).
+// With neither tracing nor a traceparent header it returns m untouched and
+// allocates nothing.
+func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
+	o, _ := w.(*obsWriter)
+	if o != nil {
+		o.method = m.Method
+		if m.Method == "tools/call" {
+			o.tool = m.Name
+		}
+	}
+	hdrParent := first(r.Header[keyTraceparent])
+	if m.Kind != wire.KindRequest || (hdrParent == "" && h.tel == nil) {
+		return m
+	}
+	metaParent, metaState := telemetry.MetaContext(m)
+	parent, state := metaParent, metaState
+	if parent == "" {
+		parent, state = hdrParent, first(r.Header[keyTracestate])
+	}
+	if o != nil && h.tel != nil {
+		version := m.ProtocolVersion
+		if version == "" {
+			version = first(r.Header[keyProtocolVersion])
+		}
+		o.op = h.tel.Begin(&telemetry.Request{
+			Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version,
+			Session: first(r.Header[keySessionID]), Start: time.Now(),
+			MetaParent: metaParent, MetaState: metaState,
+			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
+		})
+		parent, state = o.op.Propagate()
+	}
+	if parent == "" || (parent == metaParent && state == metaState) {
+		return m // nothing the child does not have already
+	}
+	raw := telemetry.WithTraceContext(m, parent, state)
+	if raw == nil {
+		return m
+	}
+	var out wire.Message
+	if wire.Parse(raw, &out) != nil {
+		return m
+	}
+	return &out
+}
+
+// gauges is what /metrics reads of the Handler.
+func (h *Handler) gauges() telemetry.Gauges {
+	h.lim.mu.Lock()
+	buffered := h.lim.buffered
+	h.lim.mu.Unlock()
+	return telemetry.Gauges{
+		Children:       int(h.children.Load()),
+		LegacySessions: h.sessions.count(),
+		BufferedBytes:  buffered,
+		Inflight:       int(h.lim.inflight.Load()),
+	}
+}

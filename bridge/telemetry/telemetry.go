@@ -1,0 +1,145 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Side says which end of MCP the bridge plays: serve is the server to its
+// HTTP clients, connect the client of its remote.
+type Side string
+
+const (
+	Server Side = "server" // mcp.server.operation.duration, SERVER spans
+	Client Side = "client" // mcp.client.operation.duration, CLIENT spans
+)
+
+// Options configure New.
+type Options struct {
+	Side Side
+
+	// Metrics keeps a Prometheus registry (Handler serves it).
+	Metrics bool
+
+	// Tracing exports spans over OTLP/HTTP as the OTEL_* environment says
+	// (TracingFromEnv tells whether it says anything).
+	Tracing bool
+
+	// Getenv reads the OTEL_* variables; if nil, os.Getenv.
+	Getenv func(string) string
+
+	// Version is the bridge's version (service.version).
+	Version string
+
+	// Logger receives export errors, rate-limited by the SDK's own retries.
+	Logger zerolog.Logger
+}
+
+// Telemetry holds the registry and the tracer of one process. Scope binds it
+// to one served (or remote) MCP server.
+type Telemetry struct {
+	side Side
+	log  zerolog.Logger
+
+	reg     *prometheus.Registry // nil: no metrics
+	ops     map[Side]*prometheus.HistogramVec
+	rejects *prometheus.CounterVec
+	restart *prometheus.CounterVec
+	rounds  *prometheus.CounterVec
+	streams *prometheus.GaugeVec
+	gauges  *gaugeCollector
+
+	tp     *sdktrace.TracerProvider // nil: no tracing
+	tracer trace.Tracer
+
+	mu     sync.Mutex
+	scopes map[scopeKey]*Scope
+}
+
+type scopeKey struct {
+	side Side
+	name string
+}
+
+// New returns a Telemetry, or nil when opts ask for neither metrics nor
+// tracing (nil is valid everywhere and does nothing).
+func New(ctx context.Context, opts Options) (*Telemetry, error) {
+	if !opts.Metrics && !opts.Tracing {
+		return nil, nil
+	}
+	if opts.Side != Server && opts.Side != Client {
+		return nil, errors.New("telemetry: Options.Side must be Server or Client")
+	}
+	t := &Telemetry{side: opts.Side, log: opts.Logger, scopes: map[scopeKey]*Scope{}}
+	if opts.Metrics {
+		t.initMetrics()
+	}
+	if opts.Tracing {
+		if err := t.initTracing(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Handler serves the Prometheus text format at any path it is mounted on;
+// it answers 404 when metrics are off.
+func (t *Telemetry) Handler() http.Handler {
+	if t == nil || t.reg == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{ErrorLog: promLogger{t.log}})
+}
+
+// Shutdown flushes the spans still queued (within ctx) and stops the
+// exporter.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil || t.tp == nil {
+		return nil
+	}
+	if err := t.tp.Shutdown(ctx); err != nil {
+		return errors.Join(errors.New("telemetry: flushing spans"), err)
+	}
+	return nil
+}
+
+// Scope returns the Scope of the MCP server called name ("" for the single
+// server of a plain serve or connect) on the Telemetry's own side
+// (Options.Side). Scopes are kept for the process's life, so a server that
+// is reloaded keeps its counters; a nil Telemetry returns a nil Scope.
+func (t *Telemetry) Scope(name string) *Scope {
+	if t == nil {
+		return nil
+	}
+	return t.ScopeFor(t.side, name)
+}
+
+// ScopeFor is Scope on a given side: serve reports as the Server of its
+// clients and connect as the Client of its remote whatever the
+// Telemetry's default, so that a gateway running both shares one registry.
+func (t *Telemetry) ScopeFor(side Side, name string) *Scope {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := scopeKey{side, name}
+	if s, ok := t.scopes[k]; ok {
+		return s
+	}
+	s := newScope(t, side, name)
+	t.scopes[k] = s
+	return s
+}
+
+type promLogger struct{ log zerolog.Logger }
+
+func (l promLogger) Println(v ...any) { l.log.Warn().Msgf("metrics: %v", v) }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+)
+
+// telemetryFlags are the observability flags serve and connect share.
+// Traces take no flag: the standard OTEL_* variables configure them.
+type telemetryFlags struct {
+	metricsListen string
+}
+
+func (t *telemetryFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&t.metricsListen, "metrics-listen", "", "serve Prometheus /metrics at `address` (host:port; \":9464\" binds loopback). Traces go over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set")
+}
+
+// metricsAddr binds loopback when the address names no host: metrics tell
+// what tools a team calls, which is nobody else's business by default.
+func metricsAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", usagef("--metrics-listen %q: %v", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// start builds the process's Telemetry (nil when neither metrics nor traces
+// are asked for) and the /metrics listener. stop shuts both down, flushing
+// queued spans.
+func (t *telemetryFlags) start(side telemetry.Side, log zerolog.Logger) (tel *telemetry.Telemetry, stop func(), err error) {
+	stop = func() {}
+	var addr string
+	if t.metricsListen != "" {
+		if addr, err = metricsAddr(t.metricsListen); err != nil {
+			return nil, stop, err
+		}
+	}
+	tracing := telemetry.TracingFromEnv(os.Getenv)
+	tel, err = telemetry.New(context.Background(), telemetry.Options{
+		Side: side, Metrics: addr != "", Tracing: tracing, Version: versionString(), Logger: log,
+	})
+	if err != nil {
+		return nil, stop, err
+	}
+	if tracing {
+		log.Info().Msg("tracing: spans go to the OTLP endpoint of OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT")
+		for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+			if v := os.Getenv(k); v != "" && v != "http/protobuf" {
+				log.Warn().Str(k, v).Msg("tracing: only OTLP over HTTP (http/protobuf) is built in; sending that")
+				break
+			}
+		}
+	}
+	var srv *http.Server
+	served := make(chan struct{})
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, stop, fmt.Errorf("--metrics-listen: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", tel.Handler())
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			defer close(served)
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Warn().Err(err).Msg("metrics listener stopped")
+			}
+		}()
+		ev := log.Info()
+		if loop, _ := isLoopbackAddr(addr); !loop {
+			ev = log.Warn().Str("note", "metrics name the tools clients call; bound off loopback as asked")
+		}
+		ev.Str("url", "http://"+ln.Addr().String()+"/metrics").Msg("metrics serving")
+	} else {
+		close(served)
+	}
+	stop = func() {
+		if srv != nil {
+			srv.Close()
+		}
+		<-served
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(ctx); err != nil {
+			log.Warn().Err(err).Msg("telemetry shutdown")
+		}
+	}
+	return tel, stop, nil
+}
