@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"sync"
@@ -70,6 +71,12 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > 0 {
 		o.in = r.ContentLength
 	}
+	who := func() string { return "" }
+	if h.cfg.AccessLog {
+		// The guard admits a copy of r; the slot is how its principal
+		// gets back out here.
+		r, who = PrincipalSlot(r)
+	}
 	h.serveHTTP(o, r)
 	status := o.status
 	if status == 0 {
@@ -90,7 +97,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 		// Never the token or a body: the principal by its short name.
 		h.log.Info().Str("http_method", r.Method).Str("path", r.URL.Path).Str("mcp_method", o.method).
 			Str("tool", o.tool).Int("status", status).Int64("took_ms", time.Since(start).Milliseconds()).
-			Str("principal", h.guard.principal(r).String()).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
+			Str("principal", cmp.Or(who(), "anonymous")).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
 			Msg("request")
 	}
 }
