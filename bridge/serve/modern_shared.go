@@ -420,7 +420,7 @@ func (s *sharedChild) erasKnown() bool {
 
 // startHost starts a child for conn with the Handler's settings.
 func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := stdiohost.Start(h.command(), hostOptions(h, conn))
+	host, err := h.launch(hostOptions(h, conn))
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +431,7 @@ func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
 // hostOptions are the stdiohost options of a child for conn, which it
 // binds to the Handler's budgets.
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
-	conn.lim, conn.warn = h.lim, h.warn
+	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
 	return stdiohost.Options{
 		OnMessage: conn.onMessage,
 		OnBadLine: func(err error) {

@@ -131,7 +131,7 @@ func newProber(h *Handler, o owner) *prober {
 	conn := newChildConn(&h.ids, o, log)
 	opts := hostOptions(h, conn)
 	opts.TerminateDelay = 500 * time.Millisecond
-	host, err := stdiohost.Start(h.command(), opts)
+	host, err := h.launch(opts)
 	if err != nil {
 		return nil
 	}
