@@ -103,6 +103,7 @@ fuzz ./httpclient/oauth FuzzParseMetadata
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
+fuzz ./bridge/teamconfig FuzzParseConfig
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 
