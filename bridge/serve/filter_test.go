@@ -89,3 +89,14 @@ func TestRunInProcess(t *testing.T) {
 		})
 	}
 }
+
+// Close while the era probe runs stops the sibling the probe would have
+// adopted (goleak in TestMain sees its reader goroutines otherwise).
+func TestCloseDuringProbe(t *testing.T) {
+	h, err := New(Config{Command: commandFor(bins["memos"]), TerminateDelay: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	h.Close()
+}

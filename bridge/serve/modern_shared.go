@@ -108,6 +108,12 @@ func (s *sharedChild) run(ctx context.Context) {
 	}
 	close(s.known)
 	if ctx.Err() != nil {
+		// Closed while the probe ran: the sibling it would have adopted
+		// is still running.
+		if s.adopt != nil {
+			s.adopt.close()
+			s.adopt = nil
+		}
 		return
 	}
 	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
