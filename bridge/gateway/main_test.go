@@ -89,10 +89,18 @@ func parse(t *testing.T, file string) *teamconfig.Config {
 
 func startGateway(t *testing.T, file string) *testGateway {
 	t.Helper()
+	return startGatewayWith(t, file, serve.Config{})
+}
+
+// startGatewayWith serves file with base as every server's starting
+// serve.Config.
+func startGatewayWith(t *testing.T, file string, base serve.Config) *testGateway {
+	t.Helper()
 	logs := &testmain.SyncBuffer{}
 	log := zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel)
+	base.Logger, base.TerminateDelay, base.RestartBackoff = log, 500*time.Millisecond, 20*time.Millisecond
 	g, err := New(Config{
-		Base:          serve.Config{Logger: log, TerminateDelay: 500 * time.Millisecond, RestartBackoff: 20 * time.Millisecond},
+		Base:          base,
 		RetireTimeout: 5 * time.Second,
 		Logger:        log,
 	}, parse(t, file))
