@@ -49,7 +49,7 @@ func StartFunc(run RunFunc, opts Options) (*Host, error) {
 		done:    make(chan struct{}),
 		cancel:  cancel,
 		started: time.Now(),
-		log:     opts.Logger.With().Str("child", "in-process").Logger(),
+		log:     opts.Logger.With().Bool("in_process", true).Logger(),
 	}
 	if opts.WriteTimeout > 0 {
 		h.w = lineio.NewWriter(deadlineWriter{h.stdin, opts.WriteTimeout})
