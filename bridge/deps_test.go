@@ -36,7 +36,10 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge/connect": {module + "/bridge/serve", module + "/bridge/gateway"},
 		// The config file parser owns nothing that runs.
 		module + "/bridge/teamconfig": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", "net/http", "os/exec"},
-		module + "/examples":          {module + "/cmd"},
+		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
+		// its streams, so it owns no transport and no process.
+		module + "/bridge/aggregate": {module + "/bridge/gateway", module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
+		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},

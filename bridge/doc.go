@@ -7,6 +7,9 @@
 //     exposes a stdio MCP server over Streamable HTTP, for both protocol eras.
 //   - [github.com/mcp-bridge/mcp-bridge/bridge/connect]: the stdio pump that
 //     makes a remote Streamable HTTP server usable by a stdio-only host.
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/aggregate]: a stdio-level
+//     multiplexer that serves one client session over many MCP servers
+//     (the gateway's aggregated /mcp endpoint).
 //
 // Imports flow one way: cmd/mcp-bridge → bridge/... → {httpclient,
 // stdiohost → lineio}. The rule is enforced by this package's tests.

@@ -1,0 +1,125 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Errors of New.
+var (
+	ErrNoName        = errors.New("aggregate: a server has no name")
+	ErrDuplicateName = errors.New("aggregate: two servers have the same name")
+	ErrNoDial        = errors.New("aggregate: a server has no Dial")
+)
+
+// A Server is one downstream MCP server.
+type Server struct {
+	// Name prefixes the server's tools and prompts (<Name><Separator><tool>)
+	// and names it in logs.
+	Name string
+	// Dial starts the server, or connects to it, for one upstream session.
+	// It returns the server's stdout (what the Aggregator reads), its stdin
+	// (what it writes) and a function that closes both and waits for the
+	// server to end. ctx ends with the session.
+	Dial func(ctx context.Context) (stdout io.ReadCloser, stdin io.WriteCloser, closeWait func() error, err error)
+}
+
+// Config configures an Aggregator. The zero value of every field but
+// Servers is usable.
+type Config struct {
+	// Servers are the downstreams, in the order that breaks ties: when two
+	// exposed names collide, the server listed first keeps the name.
+	Servers []Server
+	// Separator joins a server name and a tool or prompt name; "" means "_".
+	Separator string
+	// Logger receives the Aggregator's logs; the zero value logs nothing.
+	Logger zerolog.Logger
+
+	// AllowTool, when non-nil, hides the tools it returns false for: they
+	// are left out of tools/list and cannot be called.
+	AllowTool func(server, tool string) bool
+
+	// StartTimeout bounds dialing and initializing one downstream; 0 means
+	// 30 s. A downstream not ready by then is left out of the session.
+	StartTimeout time.Duration
+	// ListTimeout bounds one downstream's part of a list (all its pages);
+	// 0 means 30 s. A downstream that takes longer is left out of that list.
+	ListTimeout time.Duration
+	// MaxMessageSize bounds a line read from either side; 0 means
+	// lineio.DefaultMaxLineSize.
+	MaxMessageSize int
+	// MaxInflight bounds the upstream requests handled at once; 0 means
+	// 256. A request over the bound is answered with an error at once.
+	MaxInflight int
+}
+
+const (
+	defaultTimeout     = 30 * time.Second
+	defaultMaxInflight = 256
+	// maxRelayed bounds one downstream's outstanding requests to the
+	// client (sampling, elicitation, roots).
+	maxRelayed = 64
+	// maxPages bounds the pages of one list a downstream may return: a
+	// server that hands out cursors forever cannot hold a list open.
+	maxPages = 1000
+	// maxItems bounds the entries of one downstream's list.
+	maxItems = 100000
+	// maxSubscriptions bounds the resource subscriptions of a session.
+	maxSubscriptions = 10000
+)
+
+// An Aggregator serves upstream sessions over its downstream servers. It
+// holds only configuration: each Run dials the downstreams afresh, so one
+// Aggregator may serve many sessions, one after another or at once.
+type Aggregator struct {
+	cfg Config
+}
+
+// New checks cfg and returns an Aggregator.
+func New(cfg Config) (*Aggregator, error) {
+	seen := map[string]bool{}
+	for _, s := range cfg.Servers {
+		switch {
+		case s.Name == "":
+			return nil, ErrNoName
+		case seen[s.Name]:
+			return nil, fmt.Errorf("%w: %q", ErrDuplicateName, s.Name)
+		case s.Dial == nil:
+			return nil, fmt.Errorf("%w: %q", ErrNoDial, s.Name)
+		}
+		seen[s.Name] = true
+	}
+	if cfg.Separator == "" {
+		cfg.Separator = "_"
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = defaultTimeout
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = defaultTimeout
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = defaultMaxInflight
+	}
+	cfg.Servers = append([]Server(nil), cfg.Servers...)
+	return &Aggregator{cfg: cfg}, nil
+}
+
+// Run serves one upstream session: it reads the client's messages from
+// stdin and writes its own to stdout, one JSON-RPC message per line, until
+// stdin ends (nil) or ctx is done (ctx.Err()). The downstreams are dialed
+// when the client sends initialize and closed before Run returns; every
+// goroutine Run starts has ended by then.
+//
+// A read from stdin cannot be interrupted: when ctx ends, Run closes stdin
+// and stdout if they are io.Closers (an io.Pipe end, a file), and otherwise
+// waits for the read in progress to return.
+func (a *Aggregator) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	s := newSession(a, ctx, stdout)
+	return s.run(ctx, stdin, stdout)
+}

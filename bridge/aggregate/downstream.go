@@ -1,0 +1,319 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/lineio"
+)
+
+// ErrServerGone reports a request routed to a downstream that has ended.
+var ErrServerGone = errors.New("aggregate: server is not running")
+
+// A downstream is one server dialed for a session.
+type downstream struct {
+	s    *session
+	name string
+	idx  int // its place in Config.Servers: the tie-breaker
+	log  zerolog.Logger
+
+	out       io.ReadCloser // its stdout
+	in        io.WriteCloser
+	closeWait func() error
+	w         *lineio.Writer // to its stdin
+	gone      chan struct{}  // closed when its reader has ended
+
+	// From its initialize result; set before the session is ready.
+	caps         capabilities
+	instructions string
+
+	mu      sync.Mutex
+	err     error // why it is gone
+	nextID  int64 // ids and progress tokens minted for it
+	pending map[int64]chan []byte
+	tokens  map[int64][]byte // our progress token -> the client's
+	relayed map[string]int64 // its id of a relayed request -> ours
+}
+
+type capabilities struct {
+	tools, prompts, resources, subscribe, logging, completions bool
+}
+
+// has reports whether the server lists k.
+func (c capabilities) has(k kind) bool {
+	switch k {
+	case kindTools:
+		return c.tools
+	case kindPrompts:
+		return c.prompts
+	}
+	return c.resources
+}
+
+func readCapabilities(m *wire.Message) capabilities {
+	cs, _ := wire.Field(m.Raw, m.Result, "capabilities")
+	object := func(in wire.Span, key string) (wire.Span, bool) {
+		sp, ok := wire.Field(m.Raw, in, key)
+		return sp, ok && m.Raw[sp.Start] == '{'
+	}
+	var c capabilities
+	_, c.tools = object(cs, "tools")
+	_, c.prompts = object(cs, "prompts")
+	var rs wire.Span
+	rs, c.resources = object(cs, "resources")
+	if sub, ok := wire.Field(m.Raw, rs, "subscribe"); ok {
+		c.subscribe = string(m.Bytes(sub)) == "true"
+	}
+	_, c.logging = object(cs, "logging")
+	_, c.completions = object(cs, "completions")
+	return c
+}
+
+// dial starts server i and registers it with the session; its reader runs
+// from then on.
+func (s *session) dial(i int) (*downstream, error) {
+	srv := s.cfg.Servers[i]
+	out, in, closeWait, err := srv.Dial(s.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
+	}
+	d := &downstream{
+		s: s, name: srv.Name, idx: i,
+		log: s.log.With().Str("server", srv.Name).Logger(),
+		out: out, in: in, closeWait: closeWait,
+		w:       lineio.NewWriter(in),
+		gone:    make(chan struct{}),
+		pending: map[int64]chan []byte{},
+		tokens:  map[int64][]byte{},
+		relayed: map[string]int64{},
+	}
+	s.mu.Lock()
+	closing := s.closing
+	s.all = append(s.all, d)
+	s.mu.Unlock()
+	if closing {
+		in.Close() // shutdown has passed the point where it closes inputs
+	}
+	s.readers.Go(d.read)
+	return d, nil
+}
+
+// close closes the server's streams and waits for it.
+func (d *downstream) close() {
+	d.in.Close()
+	if d.closeWait != nil {
+		if err := d.closeWait(); err != nil {
+			d.log.Debug().Err(err).Msg("aggregate: server ended")
+		}
+	}
+	d.out.Close()
+}
+
+// write sends a message to the server; a failure means the server is
+// going, which its reader reports.
+func (d *downstream) write(msg []byte) error {
+	return d.w.Write(msg)
+}
+
+func (d *downstream) read() {
+	rd := lineio.NewReader(d.out, d.s.cfg.MaxMessageSize)
+	var err error
+	for {
+		line, rerr := rd.Read()
+		if errors.Is(rerr, lineio.ErrTooLong) {
+			d.s.warn.Warn(d.log, "server-too-long").Err(rerr).Msg("aggregate: skipped an over-long message from a server")
+			continue
+		}
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		d.fromServer(line)
+	}
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF // a server does not end its output on its own
+	}
+	d.die(err)
+}
+
+// isGone reports whether the server has ended.
+func (d *downstream) isGone() bool {
+	select {
+	case <-d.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+func (d *downstream) goneErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return fmt.Errorf("%w: %q (%v)", ErrServerGone, d.name, d.err)
+}
+
+// die records the end of the server: waiting calls fail, the requests it
+// relayed to the client are cancelled there, and the client hears that
+// the lists changed.
+func (d *downstream) die(err error) {
+	d.mu.Lock()
+	d.err = err
+	close(d.gone)
+	relayed := d.relayed
+	d.relayed = map[string]int64{}
+	clear(d.pending)
+	clear(d.tokens)
+	d.mu.Unlock()
+	d.s.downstreamGone(d, relayed, err)
+}
+
+func (d *downstream) fromServer(line []byte) {
+	var m wire.Message
+	if err := wire.Parse(line, &m); err != nil {
+		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
+		return
+	}
+	switch m.Kind {
+	case wire.KindResponse:
+		d.response(&m)
+	case wire.KindRequest:
+		d.request(&m)
+	case wire.KindNotification:
+		d.notification(&m)
+	}
+}
+
+// response hands an answer to the call waiting for it. An id the server
+// was not given, or was given and has answered already, matches nothing:
+// the answer is dropped, so it cannot reach the client.
+func (d *downstream) response(m *wire.Message) {
+	id, ok := wire.ParseIntID(m.IDBytes())
+	var ch chan []byte
+	if ok {
+		d.mu.Lock()
+		ch = d.pending[id]
+		delete(d.pending, id)
+		d.mu.Unlock()
+	}
+	if ch == nil {
+		d.s.warn.Warn(d.log, "server-stray-answer").Str("id", string(m.IDBytes())).
+			Msg("aggregate: dropped an answer from a server to no request of ours")
+		return
+	}
+	ch <- bytes.Clone(m.Raw) // buffered, and sent to once
+}
+
+// call sends the request build makes around a fresh id and waits for the
+// answer, ctx, or the end of the server. token is the client's progress
+// token, if the request carries one: build then also gets a fresh token
+// for the server, which the server's progress notifications are mapped
+// back from.
+func (d *downstream) call(ctx context.Context, method string, token []byte, build func(id, token []byte) []byte) (*wire.Message, error) {
+	ch := make(chan []byte, 1)
+	d.mu.Lock()
+	if d.err != nil || d.isGone() {
+		d.mu.Unlock()
+		return nil, d.goneErr()
+	}
+	d.nextID++
+	id := d.nextID
+	d.pending[id] = ch
+	var tok int64
+	if token != nil {
+		d.nextID++
+		tok = d.nextID
+		d.tokens[tok] = token
+	}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.pending, id)
+		delete(d.tokens, tok)
+		d.mu.Unlock()
+	}()
+	idb := wire.AppendInt(nil, id)
+	var tokb []byte
+	if tok != 0 {
+		tokb = wire.AppendInt(nil, tok)
+	}
+	if err := d.write(build(idb, tokb)); err != nil {
+		return nil, fmt.Errorf("%w: %q (%w)", ErrServerGone, d.name, err)
+	}
+	select {
+	case raw := <-ch:
+		return parsed(raw), nil
+	case <-d.gone:
+		select {
+		case raw := <-ch: // answered just before it ended
+			return parsed(raw), nil
+		default:
+			return nil, d.goneErr()
+		}
+	case <-ctx.Done():
+		// "The initialize request MUST NOT be cancelled by clients"
+		// (2025-11-25 cancellation).
+		if method != "initialize" && !d.isGone() {
+			params := append(append([]byte(`{"requestId":`), idb...), `,"reason":"cancelled by the client"}`...)
+			d.write(wire.Notification("notifications/cancelled", params))
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// parsed parses an answer the reader has parsed already.
+func parsed(raw []byte) *wire.Message {
+	m := new(wire.Message)
+	wire.Parse(raw, m)
+	return m
+}
+
+// request handles a request from the server to the client.
+func (d *downstream) request(m *wire.Message) {
+	switch m.Method {
+	case "ping":
+		// About the link between the two, which is ours.
+		d.write(wire.ResultResponse(m.IDBytes(), []byte("{}")))
+	case "sampling/createMessage", "elicitation/create", "roots/list":
+		d.s.relay(d, m)
+	default:
+		d.write(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "aggregate: method not found: "+m.Method, nil))
+	}
+}
+
+func (d *downstream) notification(m *wire.Message) {
+	s := d.s
+	switch m.Method {
+	case "notifications/progress":
+		tok, ok := wire.ParseIntID(m.Bytes(m.ProgressToken))
+		var up []byte
+		if ok {
+			d.mu.Lock()
+			up = d.tokens[tok]
+			d.mu.Unlock()
+		}
+		if up == nil {
+			s.warn.Warn(d.log, "server-stray-progress").Msg("aggregate: dropped progress from a server for no request of ours")
+			return
+		}
+		s.writeUp(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: up}))
+	case "notifications/cancelled":
+		s.serverCancelled(d, m)
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		if s.isReady() {
+			s.writeUp(m.Raw)
+		}
+	case "notifications/resources/updated":
+		s.resourceUpdated(d, m)
+	case "notifications/message", "notifications/elicitation/complete":
+		s.writeUp(m.Raw)
+	default:
+		d.log.Debug().Str("method", m.Method).Msg("aggregate: notification from a server not forwarded")
+	}
+}

@@ -1,0 +1,126 @@
+package aggregate
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// completer answers a completion with "<server>:<ref name or uri>".
+func completer(server string) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		ref := req.Params.Ref
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{server + ":" + ref.Name + ref.URI}}}, nil
+	}
+}
+
+// TestSeparatorAndCompletion: a configured separator names the entries,
+// and completion/complete reaches the owner of the prompt or template it
+// refers to, under the owner's own name.
+func TestSeparatorAndCompletion(t *testing.T) {
+	alpha := newPipeServer("alpha", &mcp.ServerOptions{CompletionHandler: completer("alpha")})
+	textTool(alpha.srv, "alpha", "echo")
+	alpha.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "alpha://notes/{id}", Name: "note"}, readText("alpha note"))
+	beta := newPipeServer("beta", &mcp.ServerOptions{CompletionHandler: completer("beta")})
+	beta.srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha"), beta.server("beta")}, Separator: "."})
+	cs := h.connect(nil)
+	ctx := ctxT(t)
+	if c := cs.InitializeResult().Capabilities; c.Completions == nil {
+		t.Errorf("completions capability missing: %+v", c)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(tools.Tools, func(t *mcp.Tool) string { return t.Name }); !slices.Equal(got, []string{"alpha.echo"}) {
+		t.Errorf("tools = %v", got)
+	}
+	for ref, want := range map[*mcp.CompleteReference]string{
+		{Type: "ref/prompt", Name: "beta.greet"}:          "beta:greet",
+		{Type: "ref/resource", URI: "alpha://notes/{id}"}: "alpha:alpha://notes/{id}",
+	} {
+		r, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "who", Value: "x"}})
+		if err != nil {
+			t.Fatalf("%+v: %v", ref, err)
+		}
+		if !slices.Equal(r.Completion.Values, []string{want}) {
+			t.Errorf("%+v completed to %v, want %s", ref, r.Completion.Values, want)
+		}
+	}
+}
+
+// TestSlowServersLeftOut: a server that never answers initialize is left
+// out after StartTimeout, and one that never answers tools/list is left
+// out of that list after ListTimeout; the others serve.
+func TestSlowServersLeftOut(t *testing.T) {
+	alpha, _ := twoServers()
+	mute := scripted(t, "mute", func(p *scriptPeer) { p.drain() })
+	stuck := scripted(t, "stuck", func(p *scriptPeer) {
+		if p.initOK(`{"tools":{}}`) {
+			p.drain()
+		}
+	})
+	h := newHarness(t, Config{
+		Servers:      []Server{alpha.server("alpha"), mute, stuck},
+		StartTimeout: 300 * time.Millisecond,
+		ListTimeout:  300 * time.Millisecond,
+	})
+	cs := h.connect(nil)
+	tools, err := cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(tools.Tools, func(t *mcp.Tool) string { return t.Name })
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"alpha_add", "alpha_echo"}) {
+		t.Errorf("tools = %v", got)
+	}
+	for _, s := range []string{`"server":"mute"`, "did not initialize", `"server":"stuck"`, "leaving the server's tools out of the list"} {
+		if !logHas(h, s) {
+			t.Errorf("log lacks %q", s)
+		}
+	}
+}
+
+// TestDeadServerRequestsCancelled: a request a server relayed to the
+// client is cancelled there when the server dies.
+func TestDeadServerRequestsCancelled(t *testing.T) {
+	quitter := scripted(t, "quitter", func(p *scriptPeer) {
+		if !p.initOK(`{"tools":{}}`) {
+			return
+		}
+		m := p.read()
+		for m.method != "tools/list" && !m.eof {
+			m = p.read()
+		}
+		p.write(`{"jsonrpc":"2.0","id":` + string(m.id) + `,"result":{"tools":[]}}`)
+		p.write(`{"jsonrpc":"2.0","id":"q","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`)
+		// and it ends: the script returns, its output closes
+	})
+	h := newHarness(t, Config{Servers: []Server{quitter}})
+	c := h.raw()
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	var asked, cancelled string
+	for asked == "" || cancelled == "" {
+		m := c.next()
+		switch m["method"] {
+		case "sampling/createMessage":
+			asked = jsonOf(m["id"])
+		case "notifications/cancelled":
+			cancelled = jsonOf(m["params"].(map[string]any)["requestId"])
+		}
+	}
+	if asked != cancelled || asked == `"q"` {
+		t.Errorf("asked %s, cancelled %s", asked, cancelled)
+	}
+	if !strings.Contains(h.log.String(), "server ended") {
+		t.Error("the death was not logged")
+	}
+}
