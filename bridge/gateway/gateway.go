@@ -57,6 +57,7 @@ type Gateway struct {
 	mu      sync.RWMutex
 	file    *teamconfig.Config
 	routes  map[string]*route // enabled servers
+	agg     *route            // the aggregated endpoint; nil when off
 	started bool
 	closed  bool
 
@@ -98,6 +99,14 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		}
 		g.routes[name] = rt
 	}
+	agg, err := g.newAggregate(file)
+	if err != nil {
+		for _, r := range g.routes {
+			r.h.Close()
+		}
+		return nil, err
+	}
+	g.agg = agg
 	return g, nil
 }
 
@@ -111,6 +120,9 @@ func (g *Gateway) Start() {
 	g.started = true
 	for _, name := range sortedRoutes(g.routes) {
 		g.routes[name].h.Start()
+	}
+	if g.agg != nil {
+		g.agg.h.Start()
 	}
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	g.wg.Go(func() { srv.Serve(g.mem) })
@@ -142,9 +154,12 @@ func (g *Gateway) Handler(name string) (*serve.Handler, bool) {
 func (g *Gateway) handlers() []*serve.Handler {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	out := make([]*serve.Handler, 0, len(g.routes))
+	out := make([]*serve.Handler, 0, len(g.routes)+1)
 	for _, rt := range g.routes {
 		out = append(out, rt.h)
+	}
+	if g.agg != nil {
+		out = append(out, g.agg.h)
 	}
 	return out
 }
@@ -210,6 +225,10 @@ func (g *Gateway) Close() error {
 	g.mu.Lock()
 	g.closed = true
 	routes := g.routes
+	if g.agg != nil {
+		routes["/aggregate"] = g.agg // a key no server name can be
+		g.agg = nil
+	}
 	g.routes = map[string]*route{}
 	g.mu.Unlock()
 	g.stopOnce.Do(func() { close(g.stop) })

@@ -59,6 +59,7 @@ func TestGatewayNotFound(t *testing.T) {
 		"/servers//mcp":           "no MCP endpoint at this path",
 		"/servers/off/readyz":     "MCP server off is disabled",
 		"/servers/memos/mcp/more": "no MCP endpoint",
+		AggregatePath:             "the aggregated endpoint is off",
 	} {
 		resp, err := http.Post(gw.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		if err != nil {

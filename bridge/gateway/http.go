@@ -27,6 +27,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/readyz":
 		g.serveReady(w)
 		return
+	case AggregatePath, metadataPrefix, metadataPrefix + AggregatePath:
+		g.mu.RLock()
+		agg := g.agg
+		g.mu.RUnlock()
+		if agg == nil {
+			notFound(w, "the aggregated endpoint is off (mcpBridge.aggregate); servers are at /servers/<name>/mcp")
+			return
+		}
+		agg.enter()
+		defer agg.leave()
+		agg.h.ServeHTTP(w, r)
+		return
 	}
 	name, rest, ok := serverPath(strings.TrimPrefix(p, metadataPrefix))
 	if !ok {

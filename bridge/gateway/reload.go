@@ -17,12 +17,23 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 		return teamconfig.Changes{}, errorf("reload after Close")
 	}
 	ch := teamconfig.Diff(g.file, file)
+	var agg *route
+	rebuildAgg := aggregateChanged(g.file, file, ch)
+	if rebuildAgg {
+		var err error
+		if agg, err = g.newAggregate(file); err != nil {
+			return teamconfig.Changes{}, err
+		}
+	}
 	fresh := map[string]*route{}
 	for _, name := range append(append([]string(nil), ch.Added...), ch.Changed...) {
 		rt, err := g.newRoute(file, file.Servers[name])
 		if err != nil {
 			for _, r := range fresh {
 				r.h.Close()
+			}
+			if agg != nil {
+				agg.h.Close()
 			}
 			return teamconfig.Changes{}, err
 		}
@@ -47,6 +58,20 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 	for _, name := range ch.Unchanged {
 		// The same settings; the entry object is the new file's.
 		g.routes[name].srv = file.Servers[name]
+	}
+	if rebuildAgg {
+		if g.agg != nil {
+			g.retire(g.agg, "servers changed")
+		}
+		if agg != nil {
+			if g.started {
+				agg.h.Start()
+			}
+			if g.isDraining() {
+				agg.h.BeginDrain()
+			}
+		}
+		g.agg = agg
 	}
 	g.file = file
 	g.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Strs("changed", ch.Changed).

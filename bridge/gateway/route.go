@@ -89,19 +89,7 @@ func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) se
 	} else {
 		cfg.Command = stdioCommand(s)
 	}
-	b := file.Bridge
-	if b.MaxBody > 0 {
-		cfg.MaxBody = b.MaxBody
-	}
-	if b.MaxMessageSize > 0 {
-		cfg.MaxMessageSize = b.MaxMessageSize
-	}
-	if b.MaxInflight > 0 {
-		cfg.MaxInflight = b.MaxInflight
-	}
-	if b.MaxSessions > 0 {
-		cfg.MaxSessions = b.MaxSessions
-	}
+	applyLimits(&cfg, file.Bridge)
 	o := s.Options
 	if o.SessionMode != "" {
 		cfg.SessionMode = serve.SessionMode(o.SessionMode)
@@ -116,6 +104,22 @@ func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) se
 		cfg.ToolFilter = o.Tools.Allowed
 	}
 	return cfg
+}
+
+// applyLimits sets the limits the file's mcpBridge section gives.
+func applyLimits(cfg *serve.Config, b teamconfig.Bridge) {
+	if b.MaxBody > 0 {
+		cfg.MaxBody = b.MaxBody
+	}
+	if b.MaxMessageSize > 0 {
+		cfg.MaxMessageSize = b.MaxMessageSize
+	}
+	if b.MaxInflight > 0 {
+		cfg.MaxInflight = b.MaxInflight
+	}
+	if b.MaxSessions > 0 {
+		cfg.MaxSessions = b.MaxSessions
+	}
 }
 
 // stdioCommand runs a stdio entry: its command (looked up in PATH at each
