@@ -21,7 +21,9 @@ import (
 // ${INTEROP_TEAMS_TOKEN}), and a disabled entry. Each /servers/<name>/mcp
 // works with the TS SDK v1 client, the TS v2 client pinned to 2026-07-28
 // and the Go SDK client; the disabled one is 404; server-everything's
-// denied get-env is neither listed nor callable.
+// denied get-env is neither listed nor callable. The aggregated /mcp lists
+// <server>_<tool> of all three (minus get-env) and calls a tool of each,
+// for the same three clients.
 func TestTeamsConfigServers(t *testing.T) {
 	remote, _ := goSDKStateless(t, false)
 	cfg := map[string]any{
@@ -33,7 +35,7 @@ func TestTeamsConfigServers(t *testing.T) {
 		},
 		// server-everything is legacy-only; saying so spares the era probe,
 		// which a slow Node start on a loaded machine can outlast.
-		"mcpBridge": map[string]any{"servers": map[string]any{"everything": map[string]any{
+		"mcpBridge": map[string]any{"aggregate": true, "servers": map[string]any{"everything": map[string]any{
 			"childProtocol": "legacy", "tools": map[string]any{"deny": []string{"get-env"}}}}},
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
@@ -90,6 +92,47 @@ func TestTeamsConfigServers(t *testing.T) {
 		})
 	}
 
+	t.Run("aggregate", func(t *testing.T) {
+		agg := br.base + "/mcp"
+		for _, name := range []string{"memos", "everything", "remote"} {
+			tc := tools[name]
+			r := runDriver(t, "ts-v1-client.mjs", "--url", agg, "--list", "--call", name+"_"+tc.tool, "--args", tc.args)
+			checkAggregated(t, "TS v1", step[listStep](t, r, "listTools").Names)
+			if c := step[callStep](t, r, "call"); !strings.Contains(c.Text, tc.want) {
+				t.Errorf("TS v1 /mcp: %s_%s returned %q", name, tc.tool, c.Text)
+			}
+			r = runDriver(t, "ts-v2-client.mjs", "--url", agg, "--expect-version", "2026-07-28", "--list", "--call", name+"_"+tc.tool, "--args", tc.args)
+			checkModern(t, r)
+			checkAggregated(t, "TS v2", step[listStep](t, r, "listTools").Names)
+			if c := step[callStep](t, r, "call"); !strings.Contains(c.Text, tc.want) {
+				t.Errorf("TS v2 /mcp: %s_%s returned %q", name, tc.tool, c.Text)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-interop", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: agg, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("Go SDK Connect /mcp: %v", err)
+		}
+		defer cs.Close()
+		for _, name := range []string{"memos", "everything", "remote"} {
+			tc := tools[name]
+			var args map[string]any
+			json.Unmarshal([]byte(tc.args), &args)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_" + tc.tool, Arguments: args})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("Go SDK /mcp %s_%s: %v %+v", name, tc.tool, err, res)
+			}
+			if tx, _ := res.Content[0].(*mcp.TextContent); tx == nil || !strings.Contains(tx.Text, tc.want) {
+				t.Errorf("Go SDK /mcp %s_%s returned %+v", name, tc.tool, res.Content)
+			}
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_get-env", Arguments: map[string]any{}}); err == nil {
+			t.Error("the denied everything_get-env was callable through /mcp")
+		}
+	})
+
 	resp, err := http.Post(url("retired"), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +143,20 @@ func TestTeamsConfigServers(t *testing.T) {
 	}
 	if strings.Contains(br.log(), "teams-interop-token") {
 		t.Error("the remote entry's header value appears in the bridge's log")
+	}
+}
+
+// checkAggregated: the aggregated list has a tool of each server and not
+// the denied one.
+func checkAggregated(t *testing.T, client string, names []string) {
+	t.Helper()
+	for _, want := range []string{"memos_auth_get_current_user", "everything_echo", "remote_echo"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s /mcp: tools/list lacks %s: %q", client, want, names)
+		}
+	}
+	if slices.Contains(names, "everything_get-env") {
+		t.Errorf("%s /mcp: the denied everything_get-env is listed", client)
 	}
 }
 
