@@ -79,10 +79,11 @@ func (g *Gateway) memClient() *http.Client {
 // func ends the connection (the bridge's stdin is closed, then its ctx
 // cancelled) and joins it.
 func (g *Gateway) DialServer(ctx context.Context, name string) (io.ReadCloser, io.WriteCloser, func() error, error) {
+	// The goroutines start under the read lock, with Close not begun:
+	// Close sets closed under the write lock before it waits for them.
 	g.mu.RLock()
-	_, ok := g.routes[name]
-	g.mu.RUnlock()
-	if !ok {
+	defer g.mu.RUnlock()
+	if _, ok := g.routes[name]; !ok || g.closed {
 		return nil, nil, nil, errorf("%w: %q", ErrUnknownServer, name)
 	}
 	b, err := connect.New(connect.Config{

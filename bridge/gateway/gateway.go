@@ -187,6 +187,12 @@ func (g *Gateway) Refuse() {
 func (g *Gateway) SessionsEnded() <-chan struct{} {
 	done := make(chan struct{})
 	hs := g.handlers()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		close(done)
+		return done
+	}
 	g.wg.Go(func() {
 		defer close(done)
 		for _, h := range hs {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,7 +129,11 @@ func TestGatewayCrashIsolated(t *testing.T) {
 		others[name] = connectSDK(t, ctx, gw.URL+Path(name), "2025-11-25")
 		callOK(t, ctx, others[name], probes[name])
 	}
-	if err := syscall.Kill(stats.Pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(stats.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	for name, cs := range others {
