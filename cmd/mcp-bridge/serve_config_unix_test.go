@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // initSession opens a 2025 session at url and returns its id.
@@ -70,6 +71,7 @@ func TestServeConfigSIGHUP(t *testing.T) {
 	}
 
 	write(two)
+	hup := time.Now()
 	p.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, "memos2 to be served", func() bool {
 		resp, err := http.Get(base + "/servers/memos2/readyz")
@@ -79,6 +81,7 @@ func TestServeConfigSIGHUP(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
+	t.Logf("the added server was ready %v after SIGHUP", time.Since(hup).Round(time.Millisecond))
 	sid2 := initSession(t, base+"/servers/memos2/mcp")
 	if code, body := sessionCall(t, base+"/servers/memos2/mcp", sid2); code != 200 || !strings.Contains(body, "users/1") {
 		t.Fatalf("added server: %d %s", code, body)
@@ -96,7 +99,7 @@ func TestServeConfigSIGHUP(t *testing.T) {
 		t.Fatalf("after a broken file: %d %s", code, body)
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.wait(t, 20e9); err != nil {
+	if err := p.wait(t, 20*time.Second); err != nil {
 		t.Errorf("exit: %v", err)
 	}
 }
