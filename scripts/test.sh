@@ -104,6 +104,8 @@ fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/teamconfig FuzzParseConfig
+fuzz ./bridge/aggregate FuzzURIRouting
+fuzz ./bridge/aggregate FuzzServerMessages
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

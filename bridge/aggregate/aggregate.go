@@ -69,6 +69,9 @@ const (
 	maxPages = 1000
 	// maxItems bounds the entries of one downstream's list.
 	maxItems = 100000
+	// maxQueued bounds the messages queued for one server's input by the
+	// stream readers (answers to its pings and requests, notifications).
+	maxQueued = 256
 	// maxSubscriptions bounds the resource subscriptions of a session.
 	maxSubscriptions = 10000
 )

@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ type downstream struct {
 	in        io.WriteCloser
 	closeWait func() error
 	w         *lineio.Writer // to its stdin
+	queue     chan []byte    // messages for writeLoop
 	gone      chan struct{}  // closed when its reader has ended
 
 	// From its initialize result; set before the session is ready.
@@ -89,6 +91,7 @@ func (s *session) dial(i int) (*downstream, error) {
 		log: s.log.With().Str("server", srv.Name).Logger(),
 		out: out, in: in, closeWait: closeWait,
 		w:       lineio.NewWriter(in),
+		queue:   make(chan []byte, maxQueued),
 		gone:    make(chan struct{}),
 		pending: map[int64]chan []byte{},
 		tokens:  map[int64][]byte{},
@@ -102,7 +105,29 @@ func (s *session) dial(i int) (*downstream, error) {
 		in.Close() // shutdown has passed the point where it closes inputs
 	}
 	s.readers.Go(d.read)
+	s.writers.Go(d.writeLoop)
 	return d, nil
+}
+
+// post queues a message for the server without waiting: the readers of
+// the client's and the servers' streams never block on a server that
+// does not read its input (its reader would then never read the output
+// it is blocked writing, and the client's reader would stall every other
+// server). A server that leaves maxQueued messages unread loses the next
+// ones, with a warning.
+func (d *downstream) post(msg []byte) {
+	select {
+	case d.queue <- msg:
+	default:
+		d.s.warn.Warn(d.log, "server-queue-full").Msg("aggregate: a server is not reading its input; a message to it was dropped")
+	}
+}
+
+// writeLoop writes what post queued, until shutdown closes the queue.
+func (d *downstream) writeLoop() {
+	for msg := range d.queue {
+		d.write(msg) // a failure is the server going, which its reader reports
+	}
 }
 
 // close closes the server's streams and waits for it.
@@ -174,8 +199,18 @@ func (d *downstream) die(err error) {
 	d.s.downstreamGone(d, relayed, err)
 }
 
+// fromServer handles one line of a server. Unlike a lone child's output,
+// which only harms its own client, a line one server gets to the client
+// can break the session of every server (a JSON decoder may give up on
+// the stream), so each is checked whole with json.Valid first: a second
+// scan of each message, the price of one server's garbage staying its
+// own.
 func (d *downstream) fromServer(line []byte) {
 	var m wire.Message
+	if !json.Valid(line) {
+		d.s.warn.Warn(d.log, "server-unparsable").Msg("aggregate: dropped a line from a server that is not JSON")
+		return
+	}
 	if err := wire.Parse(line, &m); err != nil {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
@@ -261,7 +296,7 @@ func (d *downstream) call(ctx context.Context, method string, token []byte, buil
 		// (2025-11-25 cancellation).
 		if method != "initialize" && !d.isGone() {
 			params := append(append([]byte(`{"requestId":`), idb...), `,"reason":"cancelled by the client"}`...)
-			d.write(wire.Notification("notifications/cancelled", params))
+			d.post(wire.Notification("notifications/cancelled", params))
 		}
 		return nil, ctx.Err()
 	}
@@ -279,11 +314,11 @@ func (d *downstream) request(m *wire.Message) {
 	switch m.Method {
 	case "ping":
 		// About the link between the two, which is ours.
-		d.write(wire.ResultResponse(m.IDBytes(), []byte("{}")))
+		d.post(wire.ResultResponse(m.IDBytes(), []byte("{}")))
 	case "sampling/createMessage", "elicitation/create", "roots/list":
 		d.s.relay(d, m)
 	default:
-		d.write(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "aggregate: method not found: "+m.Method, nil))
+		d.post(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound, "aggregate: method not found: "+m.Method, nil))
 	}
 }
 

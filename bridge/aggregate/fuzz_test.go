@@ -23,3 +23,48 @@ func FuzzURIRouting(f *testing.F) {
 		}
 	})
 }
+
+// FuzzServerMessages: whatever a server writes, the client never gets an
+// answer it did not ask for (every answer it sees carries its own id), and
+// the session survives to deliver the server's next message.
+func FuzzServerMessages(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"2","result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"ID":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"roots/list"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"_meta":{"progressToken":1}}}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`,
+		`[{"jsonrpc":"2.0","id":2,"result":{}}]`,
+		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"x"}}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, junk string) {
+		srv := scripted(t, "s", func(p *scriptPeer) {
+			if !p.initOK(`{"tools":{}}`) {
+				return
+			}
+			m := p.read()
+			for m.method != "tools/list" && !m.eof {
+				m = p.read()
+			}
+			p.write(`{"jsonrpc":"2.0","id":` + string(m.id) + `,"result":{"tools":[]}}`)
+			for _, line := range strings.Split(junk, "\n") {
+				p.write(strings.TrimRight(line, "\r"))
+			}
+			p.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"end-of-junk"}}`)
+			p.drain()
+		})
+		h := newHarness(t, Config{Servers: []Server{srv}})
+		c := h.raw()
+		c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		for _, m := range collect(c, has("init", "end-of-junk")) {
+			if _, isAnswer := m["method"]; !isAnswer && m["id"] != "init" {
+				t.Fatalf("an answer the client did not ask for: %s", jsonOf(m))
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +335,29 @@ func TestInflightBound(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if m := jsonOf(c.next()); !strings.Contains(m, `"id":3`) || !strings.Contains(m, `"result":{}`) {
 		t.Errorf("ping: %s", m)
+	}
+}
+
+// TestServerNotReading: a server that floods requests and never reads its
+// input cannot stall the session: the answers to it queue up to a bound,
+// the rest are dropped with a warning, and its later messages still reach
+// the client.
+func TestServerNotReading(t *testing.T) {
+	flooder := scripted(t, "flooder", func(p *scriptPeer) {
+		if !p.initOK(`{}`) {
+			return
+		}
+		for i := range 2 * maxQueued {
+			p.write(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"ping"}`)
+		}
+		p.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after-flood"}}`)
+		p.drain()
+	})
+	h := newHarness(t, Config{Servers: []Server{flooder}})
+	c := h.raw()
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	collect(c, has("init", "after-flood"))
+	if !logHas(h, "not reading its input") {
+		t.Error("the dropped messages were not logged")
 	}
 }

@@ -50,9 +50,9 @@ func (s *session) relay(d *downstream, m *wire.Message) {
 	s.mu.Unlock()
 	switch {
 	case dup:
-		d.write(wire.ErrorResponse(id, wire.CodeInvalidRequest, "aggregate: a request with this id is in flight", nil))
+		d.post(wire.ErrorResponse(id, wire.CodeInvalidRequest, "aggregate: a request with this id is in flight", nil))
 	case full:
-		d.write(wire.ErrorResponse(id, wire.CodeInternalError, "aggregate: too many requests to the client in flight", nil))
+		d.post(wire.ErrorResponse(id, wire.CodeInternalError, "aggregate: too many requests to the client in flight", nil))
 	case gone:
 	default:
 		s.writeUp(wire.Splice(m.Raw, edits...))
@@ -75,7 +75,7 @@ func (s *session) clientResponse(m *wire.Message) {
 			Msg("aggregate: dropped an answer from the client to no request of ours")
 		return
 	}
-	r.d.write(wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: r.id}))
+	r.d.post(wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: r.id}))
 }
 
 // forget drops relayed request n. s.mu is held.
@@ -100,7 +100,7 @@ func (s *session) clientProgress(m *wire.Message) {
 		s.warn.Warn(s.log, "client-stray-progress").Msg("aggregate: dropped progress from the client for no request of ours")
 		return
 	}
-	o.d.write(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: o.token}))
+	o.d.post(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: o.token}))
 }
 
 // serverCancelled passes a server's cancellation of its relayed request on

@@ -31,6 +31,7 @@ type session struct {
 	sem      chan struct{} // one token per request being handled
 	handlers sync.WaitGroup
 	readers  sync.WaitGroup // one per downstream
+	writers  sync.WaitGroup // one per downstream
 
 	initStarted atomic.Bool
 	// ready is closed once initialize has been answered; ds is set before
@@ -129,6 +130,12 @@ func (s *session) shutdown() {
 	}
 	wg.Wait()
 	s.readers.Wait()
+	// Nothing posts any more: the client's reader has ended, and so have
+	// the handlers and the servers' readers.
+	for _, d := range all {
+		close(d.queue)
+	}
+	s.writers.Wait()
 }
 
 // writeUp sends a message to the client. A failed write is the client
@@ -262,7 +269,7 @@ func (s *session) clientNotification(m *wire.Message) {
 		s.clientProgress(m)
 	case "notifications/roots/list_changed":
 		for _, d := range s.readyDownstreams() {
-			d.write(m.Raw)
+			d.post(bytes.Clone(m.Raw))
 		}
 	default:
 		// notifications/initialized: each downstream had its own when it
