@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -159,4 +160,37 @@ func TestGatewayCrashIsolated(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the restarted server, not syncing goroutines
 	}
+}
+
+// A server whose command cannot start costs only its own route: it is not
+// ready and a session's initialize gets serve's 500 "cannot start the MCP
+// server", while the gateway is ready and the other servers answer.
+func TestGatewayBrokenServer(t *testing.T) {
+	gw := startGateway(t, configJSON("http://127.0.0.1:1/mcp", `, "broken": {"command": "/nonexistent/mcp-server"}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	callOK(t, ctx, connectSDK(t, ctx, gw.URL+Path("memos"), ""), probes["memos"])
+	for _, p := range []string{"/readyz", "/servers/broken/readyz"} {
+		resp, err := http.Get(gw.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[string]int{"/readyz": 200, "/servers/broken/readyz": 503}[p]; resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", p, resp.StatusCode, want)
+		}
+	}
+	req, _ := http.NewRequest("POST", gw.URL+Path("broken"), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "cannot start the MCP server") {
+		t.Errorf("initialize at the broken server: %d %s, want 500 and the reason", resp.StatusCode, body)
+	}
+	callOK(t, ctx, connectSDK(t, ctx, gw.URL+Path("everything"), "2025-11-25"), probes["everything"])
 }
