@@ -106,6 +106,7 @@ fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
+fuzz ./bridge/aggregate FuzzClientMessages
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

@@ -44,8 +44,10 @@ type Config struct {
 	// are left out of tools/list and cannot be called.
 	AllowTool func(server, tool string) bool
 
-	// StartTimeout bounds dialing and initializing one downstream; 0 means
-	// 30 s. A downstream not ready by then is left out of the session.
+	// StartTimeout bounds the initialize of one downstream; 0 means 30 s.
+	// A downstream not ready by then is left out of the session. (Dial gets
+	// the session's context: it should return once the server is started,
+	// not wait for it to be ready.)
 	StartTimeout time.Duration
 	// ListTimeout bounds one downstream's part of a list (all its pages);
 	// 0 means 30 s. A downstream that takes longer is left out of that list.

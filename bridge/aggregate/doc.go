@@ -15,13 +15,29 @@
 // unmapped. A downstream answering with an id it was not given, or twice,
 // is dropped and logged.
 //
+// Names are given so that the result depends only on the lists: the
+// servers in Config order, each list in its own order, the first entry to
+// claim an exposed name keeps it. A later entry whose name is taken ("a_b"
+// + "c" against "a" + "b_c") is renamed <name><sep>2 (then 3, ...), and a
+// resource URI or URI template listed by two servers is kept by the first
+// and exposed by the others as mcp-bridge://<server>/<their URI>. Each
+// collision is logged once per session; initialize lists everything once,
+// so they are logged when the session starts. Requests are routed by
+// these names: tools/call and prompts/get by name, resources/read,
+// subscribe, unsubscribe and completion/complete by URI (a listed URI, the
+// mcp-bridge:// form, else the template with the longest literal prefix
+// that matches, else the only server with resources).
+//
 // A downstream that fails to start or dies is logged and leaves the lists
 // (the upstream is told with list_changed); calls routed to it get a
 // JSON-RPC error; the others keep working.
 //
 // Messages are read with bridge/wire and forwarded byte for byte, with only
 // the spans that must change (an id, a name, a URI, a progress token)
-// spliced. One goroutine reads each stream, writes go through a
+// spliced; a downstream's line must also pass json.Valid, since its
+// garbage would otherwise reach a client decoder shared by every server.
+// One goroutine reads each stream and never blocks on a downstream's input
+// (what it sends there goes through a bounded queue), writes go through a
 // lineio.Writer per stream, every table has a bound, and Run joins every
 // goroutine it started before it returns.
 package aggregate

@@ -27,6 +27,7 @@ type downstream struct {
 
 	out       io.ReadCloser // its stdout
 	in        io.WriteCloser
+	inOnce    sync.Once
 	closeWait func() error
 	w         *lineio.Writer // to its stdin
 	queue     chan []byte    // messages for writeLoop
@@ -102,7 +103,7 @@ func (s *session) dial(i int) (*downstream, error) {
 	s.all = append(s.all, d)
 	s.mu.Unlock()
 	if closing {
-		in.Close() // shutdown has passed the point where it closes inputs
+		d.closeInput() // shutdown has passed the point where it closes inputs
 	}
 	s.readers.Go(d.read)
 	s.writers.Go(d.writeLoop)
@@ -130,9 +131,16 @@ func (d *downstream) writeLoop() {
 	}
 }
 
+// closeInput closes the server's stdin (once: shutdown, a failed start
+// and the close of a session may each ask), which tells a stdio server to
+// exit and fails a write blocked on it.
+func (d *downstream) closeInput() {
+	d.inOnce.Do(func() { d.in.Close() })
+}
+
 // close closes the server's streams and waits for it.
 func (d *downstream) close() {
-	d.in.Close()
+	d.closeInput()
 	if d.closeWait != nil {
 		if err := d.closeWait(); err != nil {
 			d.log.Debug().Err(err).Msg("aggregate: server ended")

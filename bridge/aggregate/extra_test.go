@@ -1,7 +1,12 @@
 package aggregate
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +127,83 @@ func TestDeadServerRequestsCancelled(t *testing.T) {
 	}
 	if !strings.Contains(h.log.String(), "server ended") {
 		t.Error("the death was not logged")
+	}
+}
+
+// TestSetLevelFannedOut: logging/setLevel reaches every server, so a
+// go-sdk server (silent until a level is set) logs to the client through
+// the aggregate.
+func TestSetLevelFannedOut(t *testing.T) {
+	logger := func(name string) *pipeServer {
+		p := newPipeServer(name, nil)
+		p.srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "hello from " + name})
+				return textResult("logged"), nil
+			})
+		return p
+	}
+	alpha, beta := logger("alpha"), logger("beta")
+	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha"), beta.server("beta")}})
+	logs := make(chan string, 4)
+	cs := h.connect(&mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+		logs <- fmt.Sprint(r.Params.Data)
+	}})
+	ctx := ctxT(t)
+	if cs.InitializeResult().Capabilities.Logging == nil {
+		t.Fatal("no logging capability")
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_log"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-logs:
+			if got != "hello from "+name {
+				t.Errorf("log %q", got)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no log from %s", name)
+		}
+	}
+}
+
+// TestRunEndsWithContext: cancelling Run's context ends the session (its
+// pipes closed to unblock the read), closes every server and returns
+// ctx.Err().
+func TestRunEndsWithContext(t *testing.T) {
+	closed := make(chan string, 2)
+	wrap := func(s Server) Server {
+		dial := s.Dial
+		s.Dial = func(ctx context.Context) (io.ReadCloser, io.WriteCloser, func() error, error) {
+			r, w, c, err := dial(ctx)
+			return r, w, func() error { closed <- s.Name; return c() }, err
+		}
+		return s
+	}
+	alpha, beta := twoServers()
+	h := newHarness(t, Config{Servers: []Server{wrap(alpha.server("alpha")), wrap(beta.server("beta"))}})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.agg.Run(ctx, inR, outW) }()
+	c := &rawClient{t: t, w: inW, rd: bufio.NewReader(outR)}
+	c.initialize()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if got := []string{<-closed, <-closed}; !slices.Contains(got, "alpha") || !slices.Contains(got, "beta") {
+		t.Errorf("closed: %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -64,6 +65,47 @@ func FuzzServerMessages(f *testing.F) {
 		for _, m := range collect(c, has("init", "end-of-junk")) {
 			if _, isAnswer := m["method"]; !isAnswer && m["id"] != "init" {
 				t.Fatalf("an answer the client did not ask for: %s", jsonOf(m))
+			}
+		}
+	})
+}
+
+// FuzzClientMessages: whatever the client writes, the session goes on
+// answering it, and nothing reaches the client without an id it sent
+// or a method.
+func FuzzClientMessages(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"final"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"alpha_echo","_meta":{"progressToken":{}}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"mcp-bridge://alpha/file:///alpha.txt"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"alpha_greet"},"argument":{"name":"a","value":""}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":null}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{\"x\":\"\x01\"}}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, junk string) {
+		alpha, _ := twoServers()
+		h := newHarness(t, Config{Servers: []Server{alpha.server("alpha")}})
+		c := h.raw()
+		c.initialize()
+		sent := make(chan struct{})
+		go func() { // the client reads while it writes, as a stdio host does
+			defer close(sent)
+			for _, line := range strings.Split(junk, "\n") {
+				if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) != "" {
+					io.WriteString(c.w, line+"\n")
+				}
+			}
+			io.WriteString(c.w, `{"jsonrpc":"2.0","id":"final-7f3a9c","method":"ping"}`+"\n")
+		}()
+		for {
+			m := c.next()
+			if m["id"] == "final-7f3a9c" && m["result"] != nil {
+				<-sent
+				return
 			}
 		}
 	})

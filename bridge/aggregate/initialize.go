@@ -81,7 +81,7 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 	})
 	fail := func(msg string) *downstream {
 		log.Warn().Err(err).Msg("aggregate: " + msg + "; it is left out")
-		d.in.Close() // it ends; shutdown waits for it
+		d.closeInput() // it ends; shutdown waits for it
 		return nil
 	}
 	switch {
@@ -91,13 +91,13 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 		return fail("server did not initialize")
 	case resp.Error.Present():
 		log.Warn().RawJSON("error", resp.Bytes(resp.Error)).Msg("aggregate: server refused initialize; it is left out")
-		d.in.Close()
+		d.closeInput()
 		return nil
 	}
 	v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
 	if !translate.SpeaksLegacy(v) {
 		log.Warn().Str("protocol_version", v).Msg("aggregate: server answered with a protocol version the aggregate does not speak; it is left out")
-		d.in.Close()
+		d.closeInput()
 		return nil
 	}
 	d.caps = readCapabilities(resp)

@@ -118,7 +118,7 @@ func (s *session) shutdown() {
 	all := s.all
 	s.mu.Unlock()
 	for _, d := range all {
-		d.in.Close() // unblocks a write to a server that stopped reading
+		d.closeInput() // unblocks a write to a server that stopped reading
 	}
 	s.handlers.Wait()
 	s.mu.Lock()
