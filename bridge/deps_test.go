@@ -30,12 +30,18 @@ func TestImportRules(t *testing.T) {
 		// bridge/wire, nothing that owns a transport.
 		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
+		// The two directions never import each other; bridge/gateway is
+		// where they meet (checked below).
+		module + "/bridge/serve":   {module + "/bridge/connect", module + "/bridge/gateway"},
+		module + "/bridge/connect": {module + "/bridge/serve", module + "/bridge/gateway"},
+		// The config file parser owns nothing that runs.
+		module + "/bridge/teamconfig": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", "net/http", "os/exec"},
 		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
 		// its streams, so it owns no transport and no process.
-		module + "/bridge/aggregate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
+		module + "/bridge/aggregate": {module + "/bridge/gateway", module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
 		// Metrics and traces sit below both directions, which report to
 		// them: no transport of their own, nothing of serve or connect.
-		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
+		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		module + "/examples":         {module + "/cmd"},
 	}
 	allowedInternal := map[string][]string{
@@ -72,6 +78,18 @@ func TestImportRules(t *testing.T) {
 					}
 				}
 			}
+		}
+		// Of the library, only bridge/gateway may import both directions
+		// (cmd and scripts are programs), and nothing but cmd imports the
+		// gateway.
+		imps := strings.Fields(imports)
+		isCmd := strings.HasPrefix(pkg, module+"/cmd/")
+		if strings.HasPrefix(pkg, module+"/bridge/") && pkg != module+"/bridge/gateway" &&
+			slices.Contains(imps, module+"/bridge/serve") && slices.Contains(imps, module+"/bridge/connect") {
+			t.Errorf("%s imports both bridge/serve and bridge/connect: only bridge/gateway and cmd may", pkg)
+		}
+		if !isCmd && pkg != module+"/bridge/gateway" && slices.Contains(imps, module+"/bridge/gateway") {
+			t.Errorf("%s imports bridge/gateway: only cmd may", pkg)
 		}
 		for _, imp := range strings.Fields(imports) {
 			if strings.HasPrefix(imp, module+"/cmd") || strings.HasPrefix(imp, module+"/examples") {

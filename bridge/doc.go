@@ -10,6 +10,11 @@
 //   - [github.com/mcp-bridge/mcp-bridge/bridge/aggregate]: a stdio-level
 //     multiplexer that serves one client session over many MCP servers
 //     (the gateway's aggregated /mcp endpoint).
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/teamconfig]: the `serve
+//     --config` file (hosts' mcpServers plus an mcpBridge section).
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/gateway]: many servers (and
+//     the aggregated endpoint) behind one http.Handler; the one package
+//     that imports both serve and connect.
 //
 // Imports flow one way: cmd/mcp-bridge → bridge/... → {httpclient,
 // stdiohost → lineio}. The rule is enforced by this package's tests.

@@ -34,6 +34,11 @@ func (h *Host) hang() {
 	if h.hung.Swap(true) {
 		return
 	}
+	if h.cancel != nil {
+		h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("in-process server stopped reading its stdin; cancelling it")
+		h.cancel()
+		return
+	}
 	h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("child stopped reading its stdin; killing its process tree")
 	h.tree.kill()
 }

@@ -2,6 +2,7 @@ package stdiohost
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,9 @@ type Host struct {
 	err    error         // exit error; written before exited is closed
 
 	hung atomic.Bool // killed for a write timeout
+
+	// cancel ends a StartFunc Host's run (inproc.go); nil for a process.
+	cancel context.CancelFunc
 
 	closeOnce sync.Once
 	closeErr  error
@@ -163,7 +167,13 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 }
 
 // Pid returns the child's process id (on Unix also its process group id).
-func (h *Host) Pid() int { return h.cmd.Process.Pid }
+// An in-process Host (StartFunc) has none: 0.
+func (h *Host) Pid() int {
+	if h.cmd == nil {
+		return 0
+	}
+	return h.cmd.Process.Pid
+}
 
 // Started returns when the child was started.
 func (h *Host) Started() time.Time { return h.started }
@@ -297,6 +307,10 @@ func (h *Host) wait(readers *sync.WaitGroup) {
 // signals are not reported as errors.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
+		if h.cancel != nil {
+			h.closeFunc()
+			return
+		}
 		delay := orDefault(h.opts.TerminateDelay, 2*time.Second)
 		// 2026-07-28 stdio §Shutdown: "the client SHOULD initiate shutdown by
 		// closing the input stream to the child process", then SIGTERM, then

@@ -76,6 +76,8 @@ type childConn struct {
 	log   zerolog.Logger
 	lim   *limits        // counts the calls in flight; nil outside a Handler
 	warn  *ratelog.Kinds // rate-limits warnings about the child's output
+	// filter hides tools (Config.ToolFilter, filter.go); nil hides none.
+	filter func(name string) bool
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -102,6 +104,9 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 	}
 	if cl.origID == nil && cl.internal == nil && cl.deliverFn == nil {
 		cl.origID = clone(m.IDBytes())
+	}
+	if c.hidden(m) {
+		return c.refuseHidden(cl, m)
 	}
 	msg := wire.Splice(m.Raw, edits...)
 	c.mu.Lock()
@@ -258,6 +263,9 @@ func (c *childConn) onResponse(m *wire.Message) {
 	if cl.internal != nil {
 		cl.internal <- clone(m.Raw)
 		return
+	}
+	if cl.method == "tools/list" {
+		m = c.filterTools(m)
 	}
 	if cl.onFinal != nil && cl.onFinal(m) {
 		return

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"io"
 	"os/exec"
 	"time"
 
@@ -33,6 +35,16 @@ type Config struct {
 	// child is needed (the shared child, a restart, a legacy session). It is
 	// required. The command is executed directly, never through a shell.
 	Command func() *exec.Cmd
+
+	// Run, instead of Command, runs the MCP stdio server as Go code in this
+	// process (a goroutine joined by pipes; see stdiohost.StartFunc). Each
+	// child the Handler needs is one call of Run.
+	Run func(ctx context.Context, stdin io.Reader, stdout io.Writer) error
+
+	// ToolFilter, if set, hides the tools it returns false for: they are
+	// dropped from tools/list results, and a tools/call naming one is
+	// answered with an error without reaching the child (filter.go).
+	ToolFilter func(name string) bool
 
 	// Path is the MCP endpoint. If empty, "/mcp".
 	Path string

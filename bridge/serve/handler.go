@@ -18,8 +18,9 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// ErrNoCommand is returned by New when Config.Command is nil.
-var ErrNoCommand = errors.New("serve: Config.Command is required")
+// ErrNoCommand is returned by New when Config.Command and Config.Run are
+// both nil.
+var ErrNoCommand = errors.New("serve: Config.Command (or Config.Run) is required")
 
 // A Handler serves one MCP stdio server at a Streamable HTTP endpoint. It
 // implements http.Handler for the MCP path, /healthz and /readyz.
@@ -58,7 +59,7 @@ type Handler struct {
 
 // New returns a Handler. It starts nothing.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Command == nil {
+	if cfg.Command == nil && cfg.Run == nil {
 		return nil, ErrNoCommand
 	}
 	if err := checkChildArgs(&cfg); err != nil {

@@ -48,7 +48,7 @@ func commandFor(argv ...string) func() *exec.Cmd {
 func startBridge(t *testing.T, cfg Config, argv ...string) *testBridge {
 	t.Helper()
 	logs := &syncBuffer{}
-	if cfg.Command == nil {
+	if cfg.Command == nil && cfg.Run == nil {
 		cfg.Command = commandFor(argv...)
 	}
 	cfg.Logger = zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel)

@@ -108,6 +108,12 @@ func (s *sharedChild) run(ctx context.Context) {
 	}
 	close(s.known)
 	if ctx.Err() != nil {
+		// Closed while the probe ran: the sibling it would have adopted
+		// is still running.
+		if s.adopt != nil {
+			s.adopt.close()
+			s.adopt = nil
+		}
 		return
 	}
 	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
@@ -434,7 +440,7 @@ func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
 func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) {
 	opts.OnExit = func() { h.children.Add(-1) }
 	h.children.Add(1)
-	host, err := stdiohost.Start(h.command(), opts)
+	host, err := h.launch(opts)
 	if err != nil {
 		h.children.Add(-1)
 	}
@@ -444,7 +450,7 @@ func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) 
 // hostOptions are the stdiohost options of a child for conn, which it
 // binds to the Handler's budgets.
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
-	conn.lim, conn.warn = h.lim, h.warn
+	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
 	return stdiohost.Options{
 		OnMessage: conn.onMessage,
 		OnBadLine: func(err error) {

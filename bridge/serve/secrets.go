@@ -60,7 +60,7 @@ next:
 // token: argv is visible to every local user (ps) and to the child.
 func checkChildArgs(cfg *Config) error {
 	tokens := cfg.allTokens()
-	if len(tokens) == 0 {
+	if len(tokens) == 0 || cfg.Command == nil {
 		return nil
 	}
 	for _, a := range cfg.Command().Args {

@@ -12,6 +12,19 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 )
 
+// A drainer is what stopServing drains: one serve.Handler, or the
+// gateway of serve --config.
+type drainer interface {
+	BeginDrain()
+	Refuse()
+	SessionsEnded() <-chan struct{}
+	BeginShutdown()
+	InFlight() int
+	WaitDetached(ctx context.Context) error
+}
+
+var _ drainer = (*serve.Handler)(nil)
+
 // stopServing is serve's shutdown sequence after the first signal
 // (docs/deploy.md, "The drain sequence"):
 //
@@ -27,7 +40,7 @@ import (
 // Without --drain-delay steps 1 and 2 take no time and sessions are not
 // waited for: a Ctrl-C on a single host stops at once. A second signal cuts
 // every wait short. Handler.Close, afterwards, stops the children.
-func stopServing(h *serve.Handler, srv *http.Server, f *serveFlags, drain bool, sigs <-chan os.Signal, log zerolog.Logger) {
+func stopServing(h drainer, srv *http.Server, f *serveFlags, drain bool, sigs <-chan os.Signal, log zerolog.Logger) {
 	hurry := make(chan struct{})
 	done := make(chan struct{})
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,12 +74,31 @@ type bridgeProc struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 	done   chan error
+	mu     sync.Mutex // guards stderr while the process runs
+}
+
+// stderrString returns what the process wrote to stderr so far.
+func (p *bridgeProc) stderrString() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 func startBridgeProc(t *testing.T, args ...string) *bridgeProc {
 	t.Helper()
 	p := &bridgeProc{cmd: exec.Command(bin["mcp-bridge"], args...), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	p.cmd.Stderr = p.stderr
+	p.cmd.Stderr = lockedWriter{&p.mu, p.stderr}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +107,7 @@ func startBridgeProc(t *testing.T, args ...string) *bridgeProc {
 		p.cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", p.stderr)
+			t.Logf("bridge stderr:\n%s", p.stderrString())
 		}
 	})
 	return p

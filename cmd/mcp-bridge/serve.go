@@ -27,7 +27,7 @@ var adoptOrphans bool
 
 type serveFlags struct {
 	listen, path, sessionMode, childProto, childPer string
-	replicaID                                       string
+	replicaID, config                               string
 	drainDelay                                      time.Duration
 	allowUnauth                                     bool
 	origins, authTokens                             []string
@@ -49,6 +49,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.maxBody, f.maxMessage, f.maxBuffered, f.replay = 32<<20, 32<<20, 256<<20, 4<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
+	fs.StringVar(&f.config, "config", "", "serve every server of an mcpServers JSON `file` at /servers/<name>/mcp instead of one COMMAND (SIGHUP re-reads it; docs/teams.md)")
 	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "allow a non-loopback --listen without --auth-token")
 	fs.StringArrayVar(&f.origins, "allowed-origin", nil, "browser `origin` to accept, e.g. https://app.example.com (repeatable; loopback origins are always accepted)")
@@ -73,7 +74,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.auth.register(fs)
 	f.telemetry.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n\n"+
+		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n       mcp-bridge serve [flags] --config FILE\n\n"+
 			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
 			"2026-07-28 clients share one child; each 2025 session gets its own (see --session-mode).\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
 	}
@@ -90,9 +91,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	child := fs.Args()
+	if f.config != "" {
+		return runServeConfig(ctx, fs, &f, stderr)
+	}
 	if len(child) == 0 {
 		fs.Usage()
-		return usagef("serve: missing the MCP server command (mcp-bridge serve [flags] -- COMMAND [ARG...])")
+		return usagef("serve: missing the MCP server command (mcp-bridge serve [flags] -- COMMAND [ARG...], or --config FILE)")
 	}
 	log, err := f.log.logger(stderr)
 	if err != nil {

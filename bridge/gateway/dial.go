@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+)
+
+// memNet is an in-memory net.Listener: Dial hands one end of a net.Pipe to
+// Accept. The gateway serves its own routes on it, so that in-process
+// clients (the aggregated endpoint) reach each server through the same
+// Handler, limits and translation as a remote client, with no socket.
+type memNet struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newMemNet() *memNet {
+	return &memNet{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (m *memNet) Accept() (net.Conn, error) {
+	select {
+	case c := <-m.conns:
+		return c, nil
+	case <-m.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (m *memNet) Close() error {
+	m.once.Do(func() { close(m.done) })
+	return nil
+}
+
+func (m *memNet) Addr() net.Addr { return memAddr{} }
+
+// DialContext connects to the listener.
+func (m *memNet) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case m.conns <- server:
+		return client, nil
+	case <-m.done:
+	case <-ctx.Done():
+	}
+	client.Close()
+	server.Close()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, net.ErrClosed
+}
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "memory" }
+func (memAddr) String() string  { return "gateway" }
+
+// memClient is an HTTP client whose every connection goes to the
+// in-memory listener.
+func (g *Gateway) memClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:       g.mem.DialContext,
+		DisableKeepAlives: false,
+		MaxIdleConns:      16,
+	}}
+}
+
+// DialServer gives an in-process stdio connection to one enabled server:
+// what is written to the returned writer reaches /servers/<name>/mcp
+// through a connect.Bridge (any era the writer speaks; translated as for a
+// remote client), and its answers are read from the returned reader. The
+// func ends the connection (the bridge's stdin is closed, then its ctx
+// cancelled) and joins it.
+func (g *Gateway) DialServer(ctx context.Context, name string) (io.ReadCloser, io.WriteCloser, func() error, error) {
+	// The goroutines start under the read lock, with Close not begun:
+	// Close sets closed under the write lock before it waits for them.
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if _, ok := g.routes[name]; !ok || g.closed {
+		return nil, nil, nil, errorf("%w: %q", ErrUnknownServer, name)
+	}
+	b, err := connect.New(connect.Config{
+		// The host is a loopback name: CheckHost accepts it; the dialer
+		// ignores it.
+		URL:        "http://localhost" + Path(name),
+		HTTPClient: g.memClient(),
+		Header:     g.internalHeader(),
+		Logger:     g.cfg.Base.Logger.With().Str("server", name).Str("client", "in-process").Logger(),
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var runErr error
+	g.wg.Go(func() {
+		defer close(done)
+		runErr = b.Run(runCtx, inR, outW)
+		outW.CloseWithError(io.EOF)
+		inR.Close() // ends the bridge's stdin reader if ctx ended Run
+	})
+	g.wg.Go(func() {
+		select {
+		case <-done:
+		case <-g.stop:
+			cancel()
+		}
+	})
+	var once sync.Once
+	closeFn := func() error {
+		once.Do(func() {
+			inW.Close()
+			select {
+			case <-done:
+			case <-g.stop:
+			}
+			cancel()
+			<-done
+			outR.Close()
+		})
+		return runErr
+	}
+	return outR, inW, closeFn, nil
+}
+
+// internalHeader is what the gateway's own in-process clients send.
+func (g *Gateway) internalHeader() http.Header {
+	h := http.Header{}
+	if g.internalToken != "" {
+		h.Set("Authorization", "Bearer "+g.internalToken)
+	}
+	return h
+}

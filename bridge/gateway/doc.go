@@ -1,0 +1,14 @@
+// Package gateway serves many MCP servers behind one http.Handler, as
+// `mcp-bridge serve --config FILE` does: every enabled server of a
+// teamconfig file gets its own serve.Handler at /servers/<name>/mcp, with
+// the era handling, translation, limits and supervision of single-server
+// serve. A stdio entry's child is its command; a remote entry's "child" is
+// a connect.Bridge run in-process (serve.Config.Run), so the gateway
+// proxies remote Streamable HTTP servers of either era too.
+//
+// A server that fails affects only its own route. Reload applies a new
+// file: added servers start, removed ones stop, changed ones restart, and
+// unchanged ones keep their handler and sessions.
+//
+// Only the gateway (and cmd) may import both serve and connect.
+package gateway

@@ -1,0 +1,291 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
+)
+
+// ErrUnknownServer is returned for a server name the configuration does
+// not enable.
+var ErrUnknownServer = errors.New("gateway: no such enabled server")
+
+// Config configures a Gateway.
+type Config struct {
+	// Base is the serve.Config every server's Handler starts from: inbound
+	// auth, origins, CheckHost, timeouts, buffers. Command, Run, Path,
+	// ToolFilter, SessionMode, ChildProtocol, ChildPer and the limits the
+	// file sets are filled in per server; Logger gets a "server" field.
+	Base serve.Config
+
+	// HTTPClient, if set, carries the requests to remote servers (tests,
+	// custom TLS).
+	HTTPClient *http.Client
+
+	// RetireTimeout bounds how long a removed or changed server's old
+	// Handler may finish the requests it has in flight before it is
+	// closed. If zero, 10s.
+	RetireTimeout time.Duration
+
+	// Logger receives the gateway's own logs.
+	Logger zerolog.Logger
+}
+
+func (c *Config) retireTimeout() time.Duration {
+	if c.RetireTimeout > 0 {
+		return c.RetireTimeout
+	}
+	return 10 * time.Second
+}
+
+// A Gateway is an http.Handler for every server of a configuration file.
+// Call Start before serving, BeginShutdown when the listener stops, and
+// Close to stop every server and join every goroutine.
+type Gateway struct {
+	cfg Config
+	log zerolog.Logger
+
+	mu      sync.RWMutex
+	file    *teamconfig.Config
+	routes  map[string]*route // enabled servers
+	agg     *route            // the aggregated endpoint; nil when off
+	started bool
+	closed  bool
+
+	mem           *memNet // in-memory listener for the gateway's own clients (dial.go)
+	internalToken string  // what they authenticate with; "" without inbound auth
+
+	draining chan struct{}
+	drainOne sync.Once
+	stop     chan struct{} // closed by Close
+	stopOnce sync.Once
+	wg       sync.WaitGroup // retiring handlers, in-memory server, dialed bridges
+}
+
+// New builds a Handler for every enabled server of file. It starts
+// nothing.
+func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
+	g := &Gateway{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		file:     file,
+		routes:   map[string]*route{},
+		draining: make(chan struct{}),
+		stop:     make(chan struct{}),
+	}
+	g.mem = newMemNet()
+	if len(cfg.Base.AuthTokens) > 0 || cfg.Base.AuthToken != "" {
+		// The gateway's own in-process clients (DialServer) authenticate
+		// with a token of their own, a principal no person holds.
+		g.internalToken = "mcp-bridge-internal-" + rand.Text()
+		g.cfg.Base.AuthTokens = append(slices.Clone(cfg.Base.AuthTokens), g.internalToken)
+	}
+	for _, name := range file.Enabled() {
+		rt, err := g.newRoute(file, file.Servers[name])
+		if err != nil {
+			for _, r := range g.routes {
+				r.h.Close()
+			}
+			return nil, err
+		}
+		g.routes[name] = rt
+	}
+	agg, err := g.newAggregate(file)
+	if err != nil {
+		for _, r := range g.routes {
+			r.h.Close()
+		}
+		return nil, err
+	}
+	g.agg = agg
+	return g, nil
+}
+
+// Start starts every server and the in-memory listener.
+func (g *Gateway) Start() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.started {
+		return
+	}
+	g.started = true
+	for _, name := range sortedRoutes(g.routes) {
+		g.routes[name].h.Start()
+	}
+	if g.agg != nil {
+		g.agg.h.Start()
+	}
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	g.wg.Go(func() { srv.Serve(g.mem) })
+	g.wg.Go(func() {
+		<-g.stop
+		srv.Close()
+	})
+	g.log.Info().Strs("servers", sortedRoutes(g.routes)).Msg("gateway started")
+}
+
+// Servers returns the names of the enabled servers, sorted.
+func (g *Gateway) Servers() []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return sortedRoutes(g.routes)
+}
+
+// Handler returns the serve.Handler of an enabled server.
+func (g *Gateway) Handler(name string) (*serve.Handler, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	rt, ok := g.routes[name]
+	if !ok {
+		return nil, false
+	}
+	return rt.h, true
+}
+
+func (g *Gateway) handlers() []*serve.Handler {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]*serve.Handler, 0, len(g.routes)+1)
+	for _, rt := range g.routes {
+		out = append(out, rt.h)
+	}
+	if g.agg != nil {
+		out = append(out, g.agg.h)
+	}
+	return out
+}
+
+// BeginDrain makes /readyz (the gateway's and every server's) answer 503;
+// everything is still served.
+func (g *Gateway) BeginDrain() {
+	g.drainOne.Do(func() { close(g.draining) })
+	for _, h := range g.handlers() {
+		h.BeginDrain()
+	}
+}
+
+// Refuse makes every server refuse new work except live 2025 sessions'
+// (serve.Handler.Refuse).
+func (g *Gateway) Refuse() {
+	g.BeginDrain()
+	for _, h := range g.handlers() {
+		h.Refuse()
+	}
+}
+
+// SessionsEnded returns a channel closed once no server has a 2025
+// session left (or the Gateway is closed).
+func (g *Gateway) SessionsEnded() <-chan struct{} {
+	done := make(chan struct{})
+	hs := g.handlers()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		close(done)
+		return done
+	}
+	g.wg.Go(func() {
+		defer close(done)
+		for _, h := range hs {
+			select {
+			case <-h.SessionsEnded():
+			case <-g.stop:
+				return
+			}
+		}
+	})
+	return done
+}
+
+// BeginShutdown makes every server stop accepting requests and end its
+// long-lived streams.
+func (g *Gateway) BeginShutdown() {
+	g.BeginDrain()
+	for _, h := range g.handlers() {
+		h.BeginShutdown()
+	}
+}
+
+// WaitDetached waits until every server's streams that left net/http
+// (serve.Handler.WaitDetached) have ended, or ctx is done: an
+// http.Server's Shutdown does not wait for them.
+func (g *Gateway) WaitDetached(ctx context.Context) error {
+	for _, h := range g.handlers() {
+		if err := h.WaitDetached(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InFlight returns the requests every server's children have not answered.
+func (g *Gateway) InFlight() int {
+	n := 0
+	for _, h := range g.handlers() {
+		n += h.InFlight()
+	}
+	return n
+}
+
+// Close stops every server (serve.Handler.Close) and joins every goroutine
+// of the Gateway, retiring handlers included.
+func (g *Gateway) Close() error {
+	g.BeginShutdown()
+	g.mu.Lock()
+	g.closed = true
+	routes := g.routes
+	if g.agg != nil {
+		routes["/aggregate"] = g.agg // a key no server name can be
+		g.agg = nil
+	}
+	g.routes = map[string]*route{}
+	g.mu.Unlock()
+	g.stopOnce.Do(func() { close(g.stop) })
+	var wg sync.WaitGroup
+	for _, rt := range routes {
+		wg.Go(func() { rt.h.Close() })
+	}
+	wg.Wait()
+	g.mem.Close()
+	g.wg.Wait()
+	return nil
+}
+
+func (g *Gateway) isDraining() bool {
+	select {
+	case <-g.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// retire shuts an old Handler down in the background: no new work, its
+// in-flight requests get RetireTimeout to finish, then Close.
+func (g *Gateway) retire(rt *route, why string) {
+	rt.h.BeginShutdown()
+	g.wg.Go(func() {
+		t := time.NewTimer(g.cfg.retireTimeout())
+		defer t.Stop()
+		select {
+		case <-rt.idle():
+		case <-t.C:
+			g.log.Warn().Str("server", rt.name).Msg("retire timeout: abandoning the old handler's requests in flight")
+		case <-g.stop:
+		}
+		rt.h.Close()
+		g.log.Info().Str("server", rt.name).Str("why", why).Msg("server stopped")
+	})
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }

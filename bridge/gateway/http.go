@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// metadataPrefix is where RFC 9728 protected-resource metadata lives; a
+// server's own is at metadataPrefix + its path.
+const metadataPrefix = "/.well-known/oauth-protected-resource"
+
+// ServeHTTP routes /servers/<name>/mcp (and the server's RFC 9728
+// metadata path) to the server's Handler, /servers/<name>/readyz to its
+// readiness, and answers /healthz and /readyz for the whole gateway.
+// Anything else, an unknown server's or a disabled one's path included, is
+// a 404 with a JSON-RPC error body.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch p {
+	case "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+		return
+	case "/readyz":
+		g.serveReady(w)
+		return
+	case AggregatePath, metadataPrefix, metadataPrefix + AggregatePath:
+		g.mu.RLock()
+		agg := g.agg
+		g.mu.RUnlock()
+		if agg == nil {
+			notFound(w, "the aggregated endpoint is off (mcpBridge.aggregate); servers are at /servers/<name>/mcp")
+			return
+		}
+		agg.enter()
+		defer agg.leave()
+		agg.h.ServeHTTP(w, r)
+		return
+	}
+	name, rest, ok := serverPath(strings.TrimPrefix(p, metadataPrefix))
+	if !ok {
+		notFound(w, "no MCP endpoint at this path; servers are at /servers/<name>/mcp")
+		return
+	}
+	g.mu.RLock()
+	rt := g.routes[name]
+	disabled := rt == nil && g.file.Servers[name] != nil
+	g.mu.RUnlock()
+	switch {
+	case disabled:
+		notFound(w, "MCP server "+name+" is disabled")
+		return
+	case rt == nil:
+		notFound(w, "no MCP server named "+name)
+		return
+	case rest == "readyz" && !strings.HasPrefix(p, metadataPrefix):
+		// The server's own readiness, which the gateway's /readyz does not
+		// include (see serveReady).
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/readyz"
+		rt.h.ServeHTTP(w, r2)
+		return
+	case rest != "mcp":
+		notFound(w, "no MCP endpoint at this path; servers are at /servers/<name>/mcp")
+		return
+	}
+	rt.enter()
+	defer rt.leave()
+	rt.h.ServeHTTP(w, r)
+}
+
+// serverPath splits "/servers/<name>/<rest>".
+func serverPath(p string) (name, rest string, ok bool) {
+	p, ok = strings.CutPrefix(p, "/servers/")
+	if !ok {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(p, "/")
+	return name, rest, ok && name != ""
+}
+
+// serveReady answers the gateway's /readyz: 503 once draining, 200
+// otherwise. It deliberately does not wait for every server: a server that
+// cannot start must cost only its own route, not take the replica (and
+// its healthy routes) out of a load balancer. Each server's readiness is
+// at /servers/<name>/readyz.
+func (g *Gateway) serveReady(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if g.isDraining() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "draining\n")
+		return
+	}
+	io.WriteString(w, "ready\n")
+}
+
+func notFound(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, msg, nil))
+}

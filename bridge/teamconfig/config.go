@@ -1,0 +1,112 @@
+package teamconfig
+
+import (
+	"errors"
+	"path"
+	"regexp"
+)
+
+// ErrConfig is wrapped by every error about the file's content.
+var ErrConfig = errors.New("teamconfig: invalid configuration")
+
+// A Config is one parsed configuration file.
+type Config struct {
+	// Servers holds every entry by name, disabled ones included (a
+	// disabled server's route answers 404).
+	Servers map[string]*Server
+	Bridge  Bridge
+}
+
+// Bridge is the "mcpBridge" section's global part. Zero values mean "not
+// set": the command line's or the library's defaults apply.
+type Bridge struct {
+	Listen         string `json:"listen"`
+	Aggregate      bool   `json:"aggregate"`
+	Separator      string `json:"separator"`
+	MaxBody        int64  `json:"maxBody"`
+	MaxMessageSize int    `json:"maxMessageSize"`
+	MaxInflight    int    `json:"maxInflight"`
+	MaxSessions    int    `json:"maxSessions"`
+}
+
+// A Server is one "mcpServers" entry, with its "${VAR}" references
+// expanded (for enabled entries only), and its "mcpBridge.servers" options.
+type Server struct {
+	Name     string
+	Disabled bool
+
+	// A stdio server: Command is set.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// A remote Streamable HTTP server: URL is set.
+	URL     string
+	Headers map[string]string
+
+	Options Options
+}
+
+// Remote reports whether the entry is a remote server (url) rather than a
+// stdio command.
+func (s *Server) Remote() bool { return s.URL != "" }
+
+// Options are a server's "mcpBridge.servers.<name>" settings. Empty
+// strings select serve's defaults.
+type Options struct {
+	SessionMode   string      `json:"sessionMode"`   // auto|per-session|shared
+	ChildProtocol string      `json:"childProtocol"` // auto|modern|legacy
+	ChildPer      string      `json:"childPer"`      // shared|principal
+	Tools         *ToolFilter `json:"tools"`
+	Scopes        []string    `json:"scopes"`
+}
+
+// A ToolFilter hides tools by name: a tool is available when it matches
+// an Allow glob (or Allow is empty) and no Deny glob. Globs are path.Match
+// patterns ('*', '?', '[...]').
+type ToolFilter struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+// Allowed reports whether the filter lets the tool called name through;
+// a nil filter lets everything through. Deny wins over Allow.
+func (f *ToolFilter) Allowed(name string) bool {
+	if f == nil {
+		return true
+	}
+	for _, g := range f.Deny {
+		if ok, _ := path.Match(g, name); ok {
+			return false
+		}
+	}
+	if len(f.Allow) == 0 {
+		return true
+	}
+	for _, g := range f.Allow {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// validName: server names are URL path segments (/servers/<name>/mcp) and
+// tool-name prefixes of the aggregated endpoint.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether name may name a server: 1-64 letters, digits,
+// '-' or '_'.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// Enabled returns the names of the servers that are not disabled, sorted.
+func (c *Config) Enabled() []string {
+	var out []string
+	for _, name := range sortedKeys(c.Servers) {
+		if !c.Servers[name].Disabled {
+			out = append(out, name)
+		}
+	}
+	return out
+}

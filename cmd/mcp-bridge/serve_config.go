@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	stdlog "log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/gateway"
+	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
+)
+
+// runServeConfig is `serve --config FILE`: every enabled server of the
+// file behind one listener (bridge/gateway). The flags give every server's
+// defaults; the file's mcpBridge section overrides the limits and, per
+// server, the session handling, and its listen applies unless --listen
+// was given. SIGHUP re-reads the file.
+func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stderr io.Writer) error {
+	if len(fs.Args()) > 0 {
+		return usagef("serve: --config and -- COMMAND are exclusive: put %q in the file's mcpServers, or drop --config", fs.Args()[0])
+	}
+	for _, name := range []string{"path"} {
+		if fs.Changed(name) {
+			return usagef("serve: --%s does not apply with --config: each server is at /servers/<name>/mcp", name)
+		}
+	}
+	log, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	mode, err := oneOf("--session-mode", serve.SessionMode(f.sessionMode), serve.SessionAuto, serve.SessionPerSession, serve.SessionShared)
+	if err != nil {
+		return err
+	}
+	childPer, err := oneOf("--child-per", serve.ChildPer(f.childPer), serve.ChildShared, serve.ChildPerPrincipal)
+	if err != nil {
+		return err
+	}
+	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
+	if err != nil {
+		return err
+	}
+	if f.replicaID != "" && !serve.ValidReplicaID(f.replicaID) {
+		return usagef("--replica-id %q: want 1-63 letters, digits, '-' or '_'", f.replicaID)
+	}
+	if f.drainDelay < 0 {
+		return usagef("--drain-delay %v: must not be negative", f.drainDelay)
+	}
+	file, err := teamconfig.Load(f.config)
+	if err != nil {
+		return fmt.Errorf("serve: --config %s: %w", f.config, err)
+	}
+	listen := f.listen
+	if !fs.Changed("listen") && file.Bridge.Listen != "" {
+		listen = file.Bridge.Listen
+	}
+	tokens := splitTokens(f.authTokens)
+	loopback, err := isLoopbackAddr(listen)
+	if err != nil {
+		return usagef("listen address %q: %v", listen, err)
+	}
+	if !loopback && len(tokens) == 0 && !f.allowUnauth {
+		return usagef("listen address %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", listen)
+	}
+	g, err := gateway.New(gateway.Config{
+		Base: serve.Config{
+			AuthTokens:         tokens,
+			ChildPer:           childPer,
+			AllowedOrigins:     f.origins,
+			CheckHost:          loopback,
+			SessionMode:        mode,
+			ChildProtocol:      childProto,
+			MaxBody:            int64(f.maxBody),
+			MaxMessageSize:     int(f.maxMessage),
+			ReplayBuffer:       offIfZero(int(f.replay)),
+			Keepalive:          offIfZero(f.keepalive),
+			SessionIdleTimeout: offIfZero(f.idle),
+			MaxSessions:        f.maxSessions,
+			ReadTimeout:        offIfZero(f.readTimeout),
+			MaxBuffered:        int64(f.maxBuffered),
+			MaxInflight:        f.maxInflight,
+			ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
+			ReplicaID:          f.replicaID,
+			Logger:             log,
+		},
+		RetireTimeout: f.shutdown,
+		Logger:        log,
+	}, file)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		g.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           g,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
+	}
+	var orphans *stdiohost.Orphans
+	if adoptOrphans {
+		if orphans, err = stdiohost.AdoptOrphans(log); err != nil {
+			log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
+		}
+	}
+	g.Start()
+	base := "http://" + ln.Addr().String()
+	log.Info().Str("url", base+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
+		Int("auth_tokens", len(tokens)).Msg("mcp-bridge serving")
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var runErr error
+loop:
+	for {
+		select {
+		case err := <-served:
+			runErr = fmt.Errorf("serve: %w", err)
+			break loop
+		case sig := <-sigs:
+			log.Info().Str("signal", sig.String()).Int64("drain_delay_ms", f.drainDelay.Milliseconds()).
+				Int64("shutdown_timeout_ms", f.shutdown.Milliseconds()).Msg("shutting down")
+			break loop
+		case <-hups:
+			file = reloadConfig(g, f.config, file, log)
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	stopServing(g, srv, f, runErr == nil, sigs, log)
+	g.Close()
+	if orphans != nil {
+		orphans.Close()
+	}
+	srv.Close()
+	log.Info().Msg("mcp-bridge stopped")
+	return runErr
+}
+
+// reloadConfig re-reads the file on SIGHUP. A file that does not parse, or
+// a server that cannot be built, leaves everything as it was: the error is
+// logged and the running configuration stays.
+func reloadConfig(g *gateway.Gateway, name string, cur *teamconfig.Config, log zerolog.Logger) *teamconfig.Config {
+	next, err := teamconfig.Load(name)
+	if err != nil {
+		log.Error().Err(err).Str("config", name).Msg("SIGHUP: configuration not reloaded; the running one stays")
+		return cur
+	}
+	ch, err := g.Reload(next)
+	if err != nil {
+		log.Error().Err(err).Str("config", name).Msg("SIGHUP: configuration not reloaded; the running one stays")
+		return cur
+	}
+	if next.Bridge.Listen != cur.Bridge.Listen {
+		log.Warn().Msg("SIGHUP: mcpBridge.listen changed; the listener changes only with a restart")
+	}
+	log.Info().Str("added", strings.Join(ch.Added, ",")).Str("removed", strings.Join(ch.Removed, ",")).
+		Str("changed", strings.Join(ch.Changed, ",")).Msg("SIGHUP: configuration reloaded")
+	return next
+}
