@@ -26,6 +26,10 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
 	}
 	cfg := g.cfg.Base
 	cfg.Path = AggregatePath
+	cfg.ServerName = "aggregate"
+	if err := g.authFor(&cfg, nil); err != nil {
+		return nil, errorf("aggregated endpoint: %w", err)
+	}
 	cfg.Logger = g.cfg.Base.Logger.With().Str("server", "aggregate").Logger()
 	cfg.Command, cfg.ToolFilter = nil, nil
 	cfg.ChildProtocol = serve.ChildLegacy

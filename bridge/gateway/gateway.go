@@ -28,6 +28,12 @@ type Config struct {
 	// file sets are filled in per server; Logger gets a "server" field.
 	Base serve.Config
 
+	// Auth, if set, gives each endpoint its OAuth resource server: path
+	// is the endpoint (/servers/<name>/mcp, or /mcp for the aggregate) and
+	// scopes what the file's mcpBridge.servers.<name>.scopes require on
+	// top of the common ones. It overrides Base.Auth.
+	Auth func(path string, scopes []string) (serve.Authenticator, error)
+
 	// HTTPClient, if set, carries the requests to remote servers (tests,
 	// custom TLS).
 	HTTPClient *http.Client
@@ -84,7 +90,7 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		stop:     make(chan struct{}),
 	}
 	g.mem = newMemNet()
-	if len(cfg.Base.AuthTokens) > 0 || cfg.Base.AuthToken != "" {
+	if len(cfg.Base.AuthTokens) > 0 || cfg.Base.AuthToken != "" || len(cfg.Base.NamedTokens) > 0 || cfg.Auth != nil || cfg.Base.Auth != nil {
 		// The gateway's own in-process clients (DialServer) authenticate
 		// with a token of their own, a principal no person holds.
 		g.internalToken = "mcp-bridge-internal-" + rand.Text()
@@ -213,6 +219,17 @@ func (g *Gateway) BeginShutdown() {
 	g.BeginDrain()
 	for _, h := range g.handlers() {
 		h.BeginShutdown()
+	}
+}
+
+// SetTokens replaces every endpoint's token-file tokens (a re-read of
+// --auth-token-file); servers started later get them too.
+func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
+	g.mu.Lock()
+	g.cfg.Base.NamedTokens = tokens
+	g.mu.Unlock()
+	for _, h := range g.handlers() {
+		h.SetTokens(tokens)
 	}
 }
 

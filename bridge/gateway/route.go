@@ -70,6 +70,9 @@ func Path(name string) string { return "/servers/" + name + "/mcp" }
 // newRoute builds the Handler of one enabled server.
 func (g *Gateway) newRoute(file *teamconfig.Config, s *teamconfig.Server) (*route, error) {
 	cfg := g.serverConfig(file, s)
+	if err := g.authFor(&cfg, s.Options.Scopes); err != nil {
+		return nil, errorf("server %s: %w", s.Name, err)
+	}
 	h, err := serve.New(cfg)
 	if err != nil {
 		return nil, errorf("server %s: %w", s.Name, err)
@@ -82,6 +85,7 @@ func (g *Gateway) newRoute(file *teamconfig.Config, s *teamconfig.Server) (*rout
 func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) serve.Config {
 	cfg := g.cfg.Base
 	cfg.Path = Path(s.Name)
+	cfg.ServerName = s.Name
 	cfg.Logger = g.cfg.Base.Logger.With().Str("server", s.Name).Logger()
 	cfg.Command, cfg.Run = nil, nil
 	if s.Remote() {
@@ -104,6 +108,21 @@ func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) se
 		cfg.ToolFilter = o.Tools.Allowed
 	}
 	return cfg
+}
+
+// authFor sets cfg.Auth to the endpoint's own resource server, when OAuth
+// is on: each endpoint is its own protected resource (its own audience and
+// RFC 9728 metadata).
+func (g *Gateway) authFor(cfg *serve.Config, scopes []string) error {
+	if g.cfg.Auth == nil {
+		return nil
+	}
+	a, err := g.cfg.Auth(cfg.Path, scopes)
+	if err != nil {
+		return err
+	}
+	cfg.Auth = a
+	return nil
 }
 
 // applyLimits sets the limits the file's mcpBridge section gives.

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -84,6 +85,51 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
 	log.Info().Strs("issuers", a.issuers).Str("resource", rs.URI()).Str("metadata", rs.MetadataURL()).
 		Strs("scopes", a.scopes).Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server")
 	return nil
+}
+
+// forGateway is apply for serve --config: the token file's tokens, and an
+// OAuth resource server per endpoint. --public-url is then the bridge's
+// base URL (https://mcp.example.com): each endpoint's resource is that
+// base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
+// mcpBridge.servers.<name>.scopes add to --oauth-scope.
+func (a *serveAuthFlags) forGateway(cfg *serve.Config, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
+	cfg.MaxPrincipals = a.maxPrincipals
+	if a.tokenFile != "" {
+		tokens, err := readTokenFile(a.tokenFile, log)
+		if err != nil {
+			return nil, err
+		}
+		cfg.NamedTokens = tokens
+	}
+	if len(a.issuers) == 0 {
+		if a.publicURL != "" || len(a.scopes) > 0 || a.introspectionURL != "" {
+			return nil, usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
+		}
+		return nil, nil
+	}
+	if a.publicURL == "" {
+		return nil, usagef("--oauth-issuer needs --public-url: with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
+	}
+	base := strings.TrimSuffix(a.publicURL, "/")
+	s, err := rsauth.New(rsauth.Config{
+		Issuers:               a.issuers,
+		IntrospectionURL:      a.introspectionURL,
+		IntrospectionClientID: os.Getenv(envIntrospectionID),
+		IntrospectionSecret:   os.Getenv(envIntrospectionSecret),
+		Logger:                log.With().Str("src", "rsauth").Logger(),
+	})
+	if err != nil {
+		return nil, usageError{err}
+	}
+	log.Info().Strs("issuers", a.issuers).Str("base", base).Strs("scopes", a.scopes).
+		Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server for every endpoint")
+	return func(path string, scopes []string) (serve.Authenticator, error) {
+		rs, err := s.Resource(base+path, append(slices.Clone(a.scopes), scopes...))
+		if err != nil {
+			return nil, err
+		}
+		return rs, nil
+	}, nil
 }
 
 func readTokenFile(path string, log zerolog.Logger) ([]serve.NamedToken, error) {

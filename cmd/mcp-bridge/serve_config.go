@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	stdlog "log"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/gateway"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
@@ -71,40 +71,56 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if err != nil {
 		return usagef("listen address %q: %v", listen, err)
 	}
-	if !loopback && len(tokens) == 0 && !f.allowUnauth {
-		return usagef("listen address %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), or pass --allow-unauthenticated if a proxy in front authenticates", listen)
+	if !loopback && len(tokens) == 0 && !f.auth.enabled() && !f.allowUnauth {
+		return usagef("listen address %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), --auth-token-file or --oauth-issuer, or pass --allow-unauthenticated if a proxy in front authenticates", listen)
+	}
+	if err := f.tls.check(); err != nil {
+		return err
+	}
+	tel, stopTelemetry, err := f.telemetry.start(telemetry.Server, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
+	base := serve.Config{
+		AuthTokens:         tokens,
+		ChildPer:           childPer,
+		AllowedOrigins:     f.origins,
+		CheckHost:          loopback,
+		SessionMode:        mode,
+		ChildProtocol:      childProto,
+		MaxBody:            int64(f.maxBody),
+		MaxMessageSize:     int(f.maxMessage),
+		ReplayBuffer:       offIfZero(int(f.replay)),
+		Keepalive:          offIfZero(f.keepalive),
+		SessionIdleTimeout: offIfZero(f.idle),
+		MaxSessions:        f.maxSessions,
+		ReadTimeout:        offIfZero(f.readTimeout),
+		MaxBuffered:        int64(f.maxBuffered),
+		MaxInflight:        f.maxInflight,
+		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
+		ReplicaID:          f.replicaID,
+		Logger:             log,
+		Telemetry:          tel,
+		AccessLog:          true,
+	}
+	authFor, err := f.auth.forGateway(&base, log)
+	if err != nil {
+		return err
 	}
 	g, err := gateway.New(gateway.Config{
-		Base: serve.Config{
-			AuthTokens:         tokens,
-			ChildPer:           childPer,
-			AllowedOrigins:     f.origins,
-			CheckHost:          loopback,
-			SessionMode:        mode,
-			ChildProtocol:      childProto,
-			MaxBody:            int64(f.maxBody),
-			MaxMessageSize:     int(f.maxMessage),
-			ReplayBuffer:       offIfZero(int(f.replay)),
-			Keepalive:          offIfZero(f.keepalive),
-			SessionIdleTimeout: offIfZero(f.idle),
-			MaxSessions:        f.maxSessions,
-			ReadTimeout:        offIfZero(f.readTimeout),
-			MaxBuffered:        int64(f.maxBuffered),
-			MaxInflight:        f.maxInflight,
-			ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
-			ReplicaID:          f.replicaID,
-			Logger:             log,
-		},
+		Base:          base,
+		Auth:          authFor,
 		RetireTimeout: f.shutdown,
 		Logger:        log,
 	}, file)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", listen)
+	ln, certs, err := f.tls.listen(listen, log)
 	if err != nil {
 		g.Close()
-		return fmt.Errorf("serve: %w", err)
+		return err
 	}
 	srv := &http.Server{
 		Handler:           g,
@@ -119,8 +135,7 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 		}
 	}
 	g.Start()
-	base := "http://" + ln.Addr().String()
-	log.Info().Str("url", base+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
+	log.Info().Str("url", baseURL(ln, certs)+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
 		Int("auth_tokens", len(tokens)).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
@@ -145,6 +160,19 @@ loop:
 			break loop
 		case <-hups:
 			file = reloadConfig(g, f.config, file, log)
+			if f.auth.tokenFile != "" {
+				if tokens, err := readTokenFile(f.auth.tokenFile, log); err != nil {
+					log.Error().Err(err).Msg("SIGHUP: token file not re-read; the tokens stay as they were")
+				} else {
+					g.SetTokens(tokens)
+					log.Info().Str("file", f.auth.tokenFile).Int("tokens", len(tokens)).Msg("SIGHUP: token file re-read")
+				}
+			}
+			if certs != nil {
+				if err := certs.Reload(); err != nil {
+					log.Error().Err(err).Msg("SIGHUP: TLS certificate not reloaded; the current one stays")
+				}
+			}
 		case <-ctx.Done():
 			break loop
 		}
