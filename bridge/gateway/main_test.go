@@ -96,14 +96,19 @@ func startGateway(t *testing.T, file string) *testGateway {
 // serve.Config.
 func startGatewayWith(t *testing.T, file string, base serve.Config) *testGateway {
 	t.Helper()
+	return startGatewayCfg(t, file, Config{Base: base})
+}
+
+// startGatewayCfg serves file with cfg (its Base's logger, delays and
+// RetireTimeout set for tests).
+func startGatewayCfg(t *testing.T, file string, cfg Config) *testGateway {
+	t.Helper()
+	base := cfg.Base
 	logs := &testmain.SyncBuffer{}
 	log := zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel)
 	base.Logger, base.TerminateDelay, base.RestartBackoff = log, 500*time.Millisecond, 20*time.Millisecond
-	g, err := New(Config{
-		Base:          base,
-		RetireTimeout: 5 * time.Second,
-		Logger:        log,
-	}, parse(t, file))
+	cfg.Base, cfg.RetireTimeout, cfg.Logger = base, 5*time.Second, log
+	g, err := New(cfg, parse(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
