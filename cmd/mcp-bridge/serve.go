@@ -102,37 +102,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mode, err := oneOf("--session-mode", serve.SessionMode(f.sessionMode), serve.SessionAuto, serve.SessionPerSession, serve.SessionShared)
-	if err != nil {
-		return err
-	}
-	childPer, err := oneOf("--child-per", serve.ChildPer(f.childPer), serve.ChildShared, serve.ChildPerPrincipal)
-	if err != nil {
-		return err
-	}
-	tokens := splitTokens(f.authTokens)
-	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
-	if err != nil {
-		return err
-	}
-	if f.replicaID != "" && !serve.ValidReplicaID(f.replicaID) {
-		return usagef("--replica-id %q: want 1-63 letters, digits, '-' or '_'", f.replicaID)
-	}
-	if f.drainDelay < 0 {
-		return usagef("--drain-delay %v: must not be negative", f.drainDelay)
-	}
-	if err := f.tls.check(); err != nil {
-		return err
-	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
 	}
-	loopback, err := isLoopbackAddr(f.listen)
+	cfg, err := f.baseConfig(f.listen, log)
 	if err != nil {
-		return usagef("--listen %q: %v", f.listen, err)
-	}
-	if !loopback && len(tokens) == 0 && !f.auth.enabled() && !f.allowUnauth {
-		return usagef("--listen %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), --auth-token-file or --oauth-issuer, or pass --allow-unauthenticated if a proxy in front authenticates", f.listen)
+		return err
 	}
 	// Usage errors first: they do not depend on what is installed.
 	path, err := exec.LookPath(child[0])
@@ -144,33 +119,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer stopTelemetry()
-	cfg := serve.Config{
-		Command: func() *exec.Cmd {
-			cmd := exec.Command(path, child[1:]...)
-			cmd.Args[0] = child[0]
-			return cmd
-		},
-		Path:               f.path,
-		AuthTokens:         tokens,
-		ChildPer:           childPer,
-		AllowedOrigins:     f.origins,
-		CheckHost:          loopback,
-		SessionMode:        mode,
-		ChildProtocol:      childProto,
-		MaxBody:            int64(f.maxBody),
-		MaxMessageSize:     int(f.maxMessage),
-		ReplayBuffer:       offIfZero(int(f.replay)),
-		Keepalive:          offIfZero(f.keepalive),
-		SessionIdleTimeout: offIfZero(f.idle),
-		MaxSessions:        f.maxSessions,
-		ReadTimeout:        offIfZero(f.readTimeout),
-		MaxBuffered:        int64(f.maxBuffered),
-		MaxInflight:        f.maxInflight,
-		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
-		ReplicaID:          f.replicaID,
-		Logger:             log,
-		Telemetry:          tel,
-		AccessLog:          true,
+	cfg.Telemetry = tel
+	cfg.Path = f.path
+	cfg.Command = func() *exec.Cmd {
+		cmd := exec.Command(path, child[1:]...)
+		cmd.Args[0] = child[0]
+		return cmd
 	}
 	if err := f.auth.apply(&cfg, log); err != nil {
 		return err
@@ -200,7 +154,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	h.Start()
 	defer f.auth.watch(h, log)()
 	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
-		Int("auth_tokens", len(tokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
+		Int("auth_tokens", len(cfg.AuthTokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -44,24 +44,26 @@ func (a *serveAuthFlags) register(fs *pflag.FlagSet) {
 // configured (so a non-loopback --listen is protected).
 func (a *serveAuthFlags) enabled() bool { return a.tokenFile != "" || len(a.issuers) > 0 }
 
-// apply checks the flags and fills cfg's NamedTokens and Auth.
-func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
+// server checks the flags, fills cfg's NamedTokens and MaxPrincipals,
+// and returns the OAuth resource server, or nil without --oauth-issuer.
+// what names --public-url's meaning in the error when it is missing.
+func (a *serveAuthFlags) server(cfg *serve.Config, log zerolog.Logger, what string) (*rsauth.Server, error) {
 	cfg.MaxPrincipals = a.maxPrincipals
 	if a.tokenFile != "" {
 		tokens, err := readTokenFile(a.tokenFile, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cfg.NamedTokens = tokens
 	}
 	if len(a.issuers) == 0 {
 		if a.publicURL != "" || len(a.scopes) > 0 || a.introspectionURL != "" {
-			return usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
+			return nil, usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
 		}
-		return nil
+		return nil, nil
 	}
 	if a.publicURL == "" {
-		return usagef("--oauth-issuer needs --public-url: the URL clients reach this endpoint at, which tokens must name as their audience")
+		return nil, usagef("--oauth-issuer needs --public-url: %s", what)
 	}
 	s, err := rsauth.New(rsauth.Config{
 		Issuers:               a.issuers,
@@ -71,7 +73,16 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
 		Logger:                log.With().Str("src", "rsauth").Logger(),
 	})
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
+	}
+	return s, nil
+}
+
+// apply checks the flags and fills cfg's NamedTokens and Auth.
+func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
+	s, err := a.server(cfg, log, "the URL clients reach this endpoint at, which tokens must name as their audience")
+	if s == nil || err != nil {
+		return err
 	}
 	rs, err := s.Resource(a.publicURL, a.scopes)
 	if err != nil {
@@ -93,34 +104,11 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
 // base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
 // mcpBridge.servers.<name>.scopes add to --oauth-scope.
 func (a *serveAuthFlags) forGateway(cfg *serve.Config, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
-	cfg.MaxPrincipals = a.maxPrincipals
-	if a.tokenFile != "" {
-		tokens, err := readTokenFile(a.tokenFile, log)
-		if err != nil {
-			return nil, err
-		}
-		cfg.NamedTokens = tokens
-	}
-	if len(a.issuers) == 0 {
-		if a.publicURL != "" || len(a.scopes) > 0 || a.introspectionURL != "" {
-			return nil, usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
-		}
-		return nil, nil
-	}
-	if a.publicURL == "" {
-		return nil, usagef("--oauth-issuer needs --public-url: with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
+	s, err := a.server(cfg, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
+	if s == nil || err != nil {
+		return nil, err
 	}
 	base := strings.TrimSuffix(a.publicURL, "/")
-	s, err := rsauth.New(rsauth.Config{
-		Issuers:               a.issuers,
-		IntrospectionURL:      a.introspectionURL,
-		IntrospectionClientID: os.Getenv(envIntrospectionID),
-		IntrospectionSecret:   os.Getenv(envIntrospectionSecret),
-		Logger:                log.With().Str("src", "rsauth").Logger(),
-	})
-	if err != nil {
-		return nil, usageError{err}
-	}
 	log.Info().Strs("issuers", a.issuers).Str("base", base).Strs("scopes", a.scopes).
 		Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server for every endpoint")
 	return func(path string, scopes []string) (serve.Authenticator, error) {

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/gateway"
-	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -40,24 +39,6 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if err != nil {
 		return err
 	}
-	mode, err := oneOf("--session-mode", serve.SessionMode(f.sessionMode), serve.SessionAuto, serve.SessionPerSession, serve.SessionShared)
-	if err != nil {
-		return err
-	}
-	childPer, err := oneOf("--child-per", serve.ChildPer(f.childPer), serve.ChildShared, serve.ChildPerPrincipal)
-	if err != nil {
-		return err
-	}
-	childProto, err := oneOf("--child-protocol", serve.ChildProtocol(f.childProto), serve.ChildAuto, serve.ChildModern, serve.ChildLegacy)
-	if err != nil {
-		return err
-	}
-	if f.replicaID != "" && !serve.ValidReplicaID(f.replicaID) {
-		return usagef("--replica-id %q: want 1-63 letters, digits, '-' or '_'", f.replicaID)
-	}
-	if f.drainDelay < 0 {
-		return usagef("--drain-delay %v: must not be negative", f.drainDelay)
-	}
 	file, err := teamconfig.Load(f.config)
 	if err != nil {
 		return fmt.Errorf("serve: --config %s: %w", f.config, err)
@@ -66,15 +47,8 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if !fs.Changed("listen") && file.Bridge.Listen != "" {
 		listen = file.Bridge.Listen
 	}
-	tokens := splitTokens(f.authTokens)
-	loopback, err := isLoopbackAddr(listen)
+	base, err := f.baseConfig(listen, log)
 	if err != nil {
-		return usagef("listen address %q: %v", listen, err)
-	}
-	if !loopback && len(tokens) == 0 && !f.auth.enabled() && !f.allowUnauth {
-		return usagef("listen address %s is reachable from other machines: set --auth-token (or MCP_BRIDGE_AUTH_TOKEN), --auth-token-file or --oauth-issuer, or pass --allow-unauthenticated if a proxy in front authenticates", listen)
-	}
-	if err := f.tls.check(); err != nil {
 		return err
 	}
 	tel, stopTelemetry, err := f.telemetry.start(telemetry.Server, log)
@@ -82,28 +56,7 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 		return err
 	}
 	defer stopTelemetry()
-	base := serve.Config{
-		AuthTokens:         tokens,
-		ChildPer:           childPer,
-		AllowedOrigins:     f.origins,
-		CheckHost:          loopback,
-		SessionMode:        mode,
-		ChildProtocol:      childProto,
-		MaxBody:            int64(f.maxBody),
-		MaxMessageSize:     int(f.maxMessage),
-		ReplayBuffer:       offIfZero(int(f.replay)),
-		Keepalive:          offIfZero(f.keepalive),
-		SessionIdleTimeout: offIfZero(f.idle),
-		MaxSessions:        f.maxSessions,
-		ReadTimeout:        offIfZero(f.readTimeout),
-		MaxBuffered:        int64(f.maxBuffered),
-		MaxInflight:        f.maxInflight,
-		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
-		ReplicaID:          f.replicaID,
-		Logger:             log,
-		Telemetry:          tel,
-		AccessLog:          true,
-	}
+	base.Telemetry = tel
 	authFor, err := f.auth.forGateway(&base, log)
 	if err != nil {
 		return err
@@ -136,7 +89,7 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	}
 	g.Start()
 	log.Info().Str("url", baseURL(ln, certs)+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
-		Int("auth_tokens", len(tokens)).Msg("mcp-bridge serving")
+		Int("auth_tokens", len(base.AuthTokens)).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
