@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	stdlog "log"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // adoptOrphans is set by main: only the real binary reaps inherited
@@ -137,20 +134,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
-	}
-	// On Linux the bridge inherits descendants that leave their child's
-	// process group (setsid), so that none outlives it.
-	var orphans *stdiohost.Orphans
-	if adoptOrphans {
-		if orphans, err = stdiohost.AdoptOrphans(log); err != nil {
-			log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
-		}
-	}
+	srv := httpServer(h, log)
+	orphans := adopt(log)
 	h.Start()
 	defer f.auth.watch(h, log)()
 	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).

@@ -1,9 +1,14 @@
 package main
 
 import (
+	stdlog "log"
+	"net/http"
+	"time"
+
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // baseConfig checks the flags both forms of serve share (one command, or
@@ -62,4 +67,28 @@ func (f *serveFlags) baseConfig(listen string, log zerolog.Logger) (serve.Config
 		Logger:             log,
 		AccessLog:          true,
 	}, nil
+}
+
+// httpServer is the http.Server both forms of serve run h with.
+func httpServer(h http.Handler, log zerolog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
+	}
+}
+
+// adopt makes the real binary, on Linux, inherit descendants that leave
+// their child's process group (setsid), so that none outlives it; nil
+// when not the real binary (tests run serve in-process).
+func adopt(log zerolog.Logger) *stdiohost.Orphans {
+	if !adoptOrphans {
+		return nil
+	}
+	orphans, err := stdiohost.AdoptOrphans(log)
+	if err != nil {
+		log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
+	}
+	return orphans
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	stdlog "log"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -18,7 +15,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/gateway"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // runServeConfig is `serve --config FILE`: every enabled server of the
@@ -75,18 +71,8 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 		g.Close()
 		return err
 	}
-	srv := &http.Server{
-		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
-	}
-	var orphans *stdiohost.Orphans
-	if adoptOrphans {
-		if orphans, err = stdiohost.AdoptOrphans(log); err != nil {
-			log.Debug().Err(err).Msg("descendants that leave their process group are not tracked")
-		}
-	}
+	srv := httpServer(g, log)
+	orphans := adopt(log)
 	g.Start()
 	log.Info().Str("url", baseURL(ln, certs)+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
 		Int("auth_tokens", len(base.AuthTokens)).Msg("mcp-bridge serving")
