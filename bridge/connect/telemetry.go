@@ -27,15 +27,7 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 	if parent == "" || (parent == metaParent && state == metaState) {
 		return m
 	}
-	raw := telemetry.WithTraceContext(m, parent, state)
-	if raw == nil {
-		return m
-	}
-	var out wire.Message
-	if wire.Parse(raw, &out) != nil {
-		return m
-	}
-	return &out
+	return telemetry.WithTrace(m, parent, state)
 }
 
 // observeFinal reads the answer the host gets for p (its error code, or a

@@ -1,13 +1,14 @@
 package serve
 
 import (
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"math"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
 

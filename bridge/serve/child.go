@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
 
@@ -109,17 +110,9 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		return c.refuseHidden(cl, m)
 	}
 	msg := wire.Splice(m.Raw, edits...)
-	c.mu.Lock()
-	if c.gone {
-		c.mu.Unlock()
-		return errChildGone
+	if err := c.register(cl); err != nil {
+		return err
 	}
-	c.calls[cl.childID] = cl
-	c.lim.started()
-	if cl.logLevel {
-		c.logging++
-	}
-	c.mu.Unlock()
 	if err := c.send(msg); err != nil {
 		c.take(cl.childID)
 		return err
@@ -129,6 +122,22 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 
 // attach binds the started process; messages may arrive before it is
 // attached, so every use of the host goes through send.
+// register makes cl a call in flight at this child: its answer is routed
+// by cl.childID from now on, and it counts against the in-flight budget.
+func (c *childConn) register(cl *call) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gone {
+		return errChildGone
+	}
+	c.calls[cl.childID] = cl
+	c.lim.started()
+	if cl.logLevel {
+		c.logging++
+	}
+	return nil
+}
+
 func (c *childConn) attach(h *stdiohost.Host) { c.host.Store(h) }
 
 // revive readies a connection object for a restarted child.

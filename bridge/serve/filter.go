@@ -23,17 +23,9 @@ func (c *childConn) refuseHidden(cl *call, m *wire.Message) error {
 	if err := wire.Parse(raw, &resp); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.gone {
-		c.mu.Unlock()
-		return errChildGone
+	if err := c.register(cl); err != nil {
+		return err
 	}
-	c.calls[cl.childID] = cl
-	c.lim.started()
-	if cl.logLevel {
-		c.logging++
-	}
-	c.mu.Unlock()
 	c.onResponse(&resp)
 	return nil
 }

@@ -1,12 +1,13 @@
 package serve
 
 import (
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 )
 
 // Resumable streams of legacy (2025-03-26 and later) sessions, 2025-11-25

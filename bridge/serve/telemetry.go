@@ -146,15 +146,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	if parent == "" || (parent == metaParent && state == metaState) {
 		return m // nothing the child does not have already
 	}
-	raw := telemetry.WithTraceContext(m, parent, state)
-	if raw == nil {
-		return m
-	}
-	var out wire.Message
-	if wire.Parse(raw, &out) != nil {
-		return m
-	}
-	return &out
+	return telemetry.WithTrace(m, parent, state)
 }
 
 // gauges is what /metrics reads of the Handler.

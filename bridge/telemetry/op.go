@@ -208,6 +208,20 @@ func (o *Op) End() {
 	}
 }
 
+// WithTrace is WithTraceContext for a relay: the edited message, parsed,
+// or m itself when it cannot be edited (it then travels as sent).
+func WithTrace(m *wire.Message, parent, state string) *wire.Message {
+	raw := WithTraceContext(m, parent, state)
+	if raw == nil {
+		return m
+	}
+	var out wire.Message
+	if wire.Parse(raw, &out) != nil {
+		return m
+	}
+	return &out
+}
+
 // WithTraceContext returns m with params._meta.traceparent (and tracestate,
 // when given) set: replaced where present, added where not. It returns nil
 // when _meta holds the keys in a form it cannot edit unambiguously
