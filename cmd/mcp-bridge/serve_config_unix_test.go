@@ -103,3 +103,64 @@ func TestServeConfigSIGHUP(t *testing.T) {
 		t.Errorf("exit: %v", err)
 	}
 }
+
+// serve --config with --auth-token-file: every server takes the file's
+// tokens, and SIGHUP re-reads the file for all of them (alongside the
+// config file) — a removed token is refused at once, an added one admitted.
+func TestServeConfigTokenFileSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile, tokFile := filepath.Join(dir, "servers.json"), filepath.Join(dir, "tokens")
+	cfg := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}, "memos2": {"command": %q}}}`, bin["memos"], bin["memos"])
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeTokens := func(s string) {
+		if err := os.WriteFile(tokFile, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTokens("alice:alice-token-0123456789\n")
+	addr := freePort(t)
+	p := startBridgeProc(t, "serve", "--listen", addr, "--config", cfgFile, "--auth-token-file", tokFile, "--log-level", "info")
+	waitReady(t, addr)
+	base := "http://" + addr
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	status := func(server, token string) int {
+		resp := post(t, base+"/servers/"+server+"/mcp", initialize, map[string]string{"Authorization": "Bearer " + token})
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, s := range []string{"memos", "memos2"} {
+		if c := status(s, "alice-token-0123456789"); c != 200 {
+			t.Fatalf("alice at %s: %d", s, c)
+		}
+		if c := status(s, "bob-token-0123456789"); c != 401 {
+			t.Fatalf("bob before the reload at %s: %d, want 401", s, c)
+		}
+	}
+	if !strings.Contains(p.stderrString(), `"principal":"alice"`) {
+		t.Error("the access log does not name alice")
+	}
+
+	writeTokens("bob:bob-token-0123456789\n")
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, "the token file to be re-read", func() bool {
+		return strings.Contains(p.stderrString(), "SIGHUP: token file re-read")
+	})
+	for _, s := range []string{"memos", "memos2"} {
+		if c := status(s, "bob-token-0123456789"); c != 200 {
+			t.Errorf("bob after the reload at %s: %d", s, c)
+		}
+		if c := status(s, "alice-token-0123456789"); c != 401 {
+			t.Errorf("alice after the reload at %s: %d, want 401", s, c)
+		}
+	}
+	if strings.Contains(p.stderrString(), "token-0123456789") {
+		t.Error("a token appears in the log")
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.wait(t, 20*time.Second); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+}
