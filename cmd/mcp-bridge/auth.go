@@ -62,7 +62,7 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := pflag.NewFlagSet("auth login", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.register(fs)
-	ca.register(fs)
+	ca.register(fs, caForConnect)
 	lf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge auth login [flags] URL\n\nLogs in to the MCP server at URL and stores the tokens for connect.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))

@@ -50,7 +50,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
 	f.log.register(fs)
 	f.oauth.register(fs)
-	f.ca.register(fs)
+	f.ca.register(fs, caForConnect)
 	f.telemetry.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+

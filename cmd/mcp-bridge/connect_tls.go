@@ -13,14 +13,19 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
-// caFlag is --ca-file of connect and auth login: a private CA (a team's
-// serve --tls-cert signed by an internal CA) trusted besides the system's
-// roots. SSL_CERT_FILE does this on Linux only; macOS and Windows verify
-// against the platform store.
+// caFlag is --ca-file of connect, auth login and serve: a private CA (a
+// team's serve --tls-cert signed by an internal CA, an in-house
+// authorization server) trusted besides the system's roots.
+// SSL_CERT_FILE does this on Linux only; macOS and Windows verify against
+// the platform store.
 type caFlag struct{ file string }
 
-func (c *caFlag) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.file, "ca-file", "", "also trust the PEM CA certificates in this `file` for https (the server and its OAuth authorization server), besides the system's")
+// caForConnect is what connect and auth login reach over https.
+const caForConnect = "the server and its OAuth authorization server"
+
+// register adds --ca-file; what names what the bridge reaches with it.
+func (c *caFlag) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&c.file, "ca-file", "", "also trust the PEM CA certificates in this `file` for https ("+what+"), besides the system's")
 }
 
 // transport is nil without the flag (each client keeps its own default);
@@ -45,11 +50,14 @@ func (c *caFlag) transport() (*http.Transport, error) {
 	return t, nil
 }
 
-// oauthClient is the client for discovery, registration and token
-// requests over t (nil: oauth's own default). The timeout is oauth's.
-func oauthClient(t *http.Transport) *http.Client {
+// client is an http.Client over t with timeout (0: none), or nil when t is.
+func client(t *http.Transport, timeout time.Duration) *http.Client {
 	if t == nil {
 		return nil
 	}
-	return &http.Client{Transport: t, Timeout: 30 * time.Second}
+	return &http.Client{Transport: t, Timeout: timeout}
 }
+
+// oauthClient is the client for discovery, registration and token
+// requests over t (nil: oauth's own default). The timeout is oauth's.
+func oauthClient(t *http.Transport) *http.Client { return client(t, 30*time.Second) }

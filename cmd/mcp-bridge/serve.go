@@ -36,6 +36,7 @@ type serveFlags struct {
 	tls                                             tlsFlags
 	auth                                            serveAuthFlags
 	telemetry                                       telemetryFlags
+	ca                                              caFlag
 }
 
 func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
@@ -70,6 +71,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.log.register(fs)
 	f.auth.register(fs)
 	f.telemetry.register(fs)
+	f.ca.register(fs, "with --config, its remote servers; with --oauth-issuer, the issuers' metadata, keys and introspection")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n       mcp-bridge serve [flags] --config FILE\n\n"+
 			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
@@ -106,6 +108,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f.ca.file != "" && len(f.auth.issuers) == 0 {
+		return usagef("serve: --ca-file is for what the bridge reaches over https: --config's remote servers or --oauth-issuer")
+	}
+	tr, err := f.ca.transport()
+	if err != nil {
+		return err
+	}
 	// Usage errors first: they do not depend on what is installed.
 	path, err := exec.LookPath(child[0])
 	if err != nil {
@@ -123,7 +132,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		cmd.Args[0] = child[0]
 		return cmd
 	}
-	if err := f.auth.apply(&cfg, log); err != nil {
+	if err := f.auth.apply(&cfg, client(tr, rsauthTimeout), log); err != nil {
 		return err
 	}
 	h, err := serve.New(cfg)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -44,10 +46,15 @@ func (a *serveAuthFlags) register(fs *pflag.FlagSet) {
 // configured (so a non-loopback --listen is protected).
 func (a *serveAuthFlags) enabled() bool { return a.tokenFile != "" || len(a.issuers) > 0 }
 
+// rsauthTimeout bounds each fetch of an issuer's metadata or keys and
+// each introspection (rsauth's own default when no --ca-file is given).
+const rsauthTimeout = 10 * time.Second
+
 // server checks the flags, fills cfg's NamedTokens and MaxPrincipals,
-// and returns the OAuth resource server, or nil without --oauth-issuer.
-// what names --public-url's meaning in the error when it is missing.
-func (a *serveAuthFlags) server(cfg *serve.Config, log zerolog.Logger, what string) (*rsauth.Server, error) {
+// and returns the OAuth resource server, or nil without --oauth-issuer;
+// it fetches with hc (nil: rsauth's default client). what names
+// --public-url's meaning in the error when it is missing.
+func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.Logger, what string) (*rsauth.Server, error) {
 	cfg.MaxPrincipals = a.maxPrincipals
 	if a.tokenFile != "" {
 		tokens, err := readTokenFile(a.tokenFile, log)
@@ -70,6 +77,7 @@ func (a *serveAuthFlags) server(cfg *serve.Config, log zerolog.Logger, what stri
 		IntrospectionURL:      a.introspectionURL,
 		IntrospectionClientID: os.Getenv(envIntrospectionID),
 		IntrospectionSecret:   os.Getenv(envIntrospectionSecret),
+		HTTPClient:            hc,
 		Logger:                log.With().Str("src", "rsauth").Logger(),
 	})
 	if err != nil {
@@ -79,8 +87,8 @@ func (a *serveAuthFlags) server(cfg *serve.Config, log zerolog.Logger, what stri
 }
 
 // apply checks the flags and fills cfg's NamedTokens and Auth.
-func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
-	s, err := a.server(cfg, log, "the URL clients reach this endpoint at, which tokens must name as their audience")
+func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.Logger) error {
+	s, err := a.server(cfg, hc, log, "the URL clients reach this endpoint at, which tokens must name as their audience")
 	if s == nil || err != nil {
 		return err
 	}
@@ -103,8 +111,8 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, log zerolog.Logger) error {
 // base URL (https://mcp.example.com): each endpoint's resource is that
 // base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
 // mcpBridge.servers.<name>.scopes add to --oauth-scope.
-func (a *serveAuthFlags) forGateway(cfg *serve.Config, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
-	s, err := a.server(cfg, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
+func (a *serveAuthFlags) forGateway(cfg *serve.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
+	s, err := a.server(cfg, hc, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
 	if s == nil || err != nil {
 		return nil, err
 	}

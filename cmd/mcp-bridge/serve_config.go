@@ -19,9 +19,10 @@ import (
 
 // runServeConfig is `serve --config FILE`: every enabled server of the
 // file behind one listener (bridge/gateway). The flags give every server's
-// defaults; the file's mcpBridge section overrides the limits and, per
-// server, the session handling, and its listen applies unless --listen
-// was given. SIGHUP re-reads the file.
+// defaults; the file's mcpBridge section sets the limits (a flag given on
+// the command line wins over the file) and, per server, the session
+// handling, and its listen applies unless --listen was given. SIGHUP
+// re-reads the file.
 func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stderr io.Writer) error {
 	if len(fs.Args()) > 0 {
 		return usagef("serve: --config and -- COMMAND are exclusive: put %q in the file's mcpServers, or drop --config", fs.Args()[0])
@@ -35,7 +36,8 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if err != nil {
 		return err
 	}
-	file, err := teamconfig.Load(f.config)
+	load := func() (*teamconfig.Config, error) { return loadConfig(f.config, fs) }
+	file, err := load()
 	if err != nil {
 		return fmt.Errorf("serve: --config %s: %w", f.config, err)
 	}
@@ -53,13 +55,18 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	}
 	defer stopTelemetry()
 	base.Telemetry = tel
-	authFor, err := f.auth.forGateway(&base, log)
+	tr, err := f.ca.transport()
+	if err != nil {
+		return err
+	}
+	authFor, err := f.auth.forGateway(&base, client(tr, rsauthTimeout), log)
 	if err != nil {
 		return err
 	}
 	g, err := gateway.New(gateway.Config{
 		Base:          base,
 		Auth:          authFor,
+		HTTPClient:    client(tr, 0), // connect's own per-request timeouts apply
 		RetireTimeout: f.shutdown,
 		Logger:        log,
 	}, file)
@@ -98,7 +105,7 @@ loop:
 				Int64("shutdown_timeout_ms", f.shutdown.Milliseconds()).Msg("shutting down")
 			break loop
 		case <-hups:
-			file = reloadConfig(g, f.config, file, log)
+			file = reloadConfig(g, f.config, load, file, log)
 			if f.auth.tokenFile != "" {
 				if tokens, err := readTokenFile(f.auth.tokenFile, log); err != nil {
 					log.Error().Err(err).Msg("SIGHUP: token file not re-read; the tokens stay as they were")
@@ -129,8 +136,8 @@ loop:
 // reloadConfig re-reads the file on SIGHUP. A file that does not parse, or
 // a server that cannot be built, leaves everything as it was: the error is
 // logged and the running configuration stays.
-func reloadConfig(g *gateway.Gateway, name string, cur *teamconfig.Config, log zerolog.Logger) *teamconfig.Config {
-	next, err := teamconfig.Load(name)
+func reloadConfig(g *gateway.Gateway, name string, load func() (*teamconfig.Config, error), cur *teamconfig.Config, log zerolog.Logger) *teamconfig.Config {
+	next, err := load()
 	if err != nil {
 		log.Error().Err(err).Str("config", name).Msg("SIGHUP: configuration not reloaded; the running one stays")
 		return cur
@@ -146,4 +153,28 @@ func reloadConfig(g *gateway.Gateway, name string, cur *teamconfig.Config, log z
 	log.Info().Str("added", strings.Join(ch.Added, ",")).Str("removed", strings.Join(ch.Removed, ",")).
 		Str("changed", strings.Join(ch.Changed, ",")).Msg("SIGHUP: configuration reloaded")
 	return next
+}
+
+// limitFlags are the serve flags the mcpBridge section also sets: the one
+// given on the command line wins, at start and at every SIGHUP (an
+// operator's explicit flag must not be undone by a file edit).
+var limitFlags = map[string]func(*teamconfig.Bridge){
+	"max-body":         func(b *teamconfig.Bridge) { b.MaxBody = 0 },
+	"max-message-size": func(b *teamconfig.Bridge) { b.MaxMessageSize = 0 },
+	"max-inflight":     func(b *teamconfig.Bridge) { b.MaxInflight = 0 },
+	"max-sessions":     func(b *teamconfig.Bridge) { b.MaxSessions = 0 },
+}
+
+// loadConfig reads the file and drops the limits that flags override.
+func loadConfig(name string, fs *pflag.FlagSet) (*teamconfig.Config, error) {
+	file, err := teamconfig.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	for flag, clear := range limitFlags {
+		if fs.Changed(flag) {
+			clear(&file.Bridge)
+		}
+	}
+	return file, nil
 }

@@ -14,31 +14,6 @@ import (
 	"time"
 )
 
-// initSession opens a 2025 session at url and returns its id.
-func initSession(t *testing.T, url string) string {
-	t.Helper()
-	resp := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || sid == "" {
-		t.Fatalf("initialize at %s: %d, session %q", url, resp.StatusCode, sid)
-	}
-	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr).Body.Close()
-	return sid
-}
-
-// sessionCall calls memos' auth_get_current_user in session sid.
-func sessionCall(t *testing.T, url, sid string) (int, string) {
-	t.Helper()
-	resp := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"auth_get_current_user","arguments":{}}}`,
-		map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // serve --config through the real binary: SIGHUP after adding a server
 // serves it while an open 2025 session on another server goes on; a
 // broken file on SIGHUP keeps the running configuration.
@@ -162,5 +137,50 @@ func TestServeConfigTokenFileSIGHUP(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.wait(t, 20*time.Second); err != nil {
 		t.Errorf("exit: %v", err)
+	}
+}
+
+// SIGHUP re-reads the file, and a limit given as a flag still wins over
+// the file's new value (the reload restarts the server with its limits).
+func TestServeConfigFlagsOverFileSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "servers.json")
+	write := func(maxBody int) {
+		file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"maxBody": %d}}`, bin["memos"], maxBody)
+		if err := os.WriteFile(cfgFile, []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` +
+		strings.Repeat("x", 2048) + `","version":"1"}}}`
+	status := func(url string) int {
+		resp := post(t, url, big, nil)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	write(100)
+	addr := freePort(t)
+	p := startBridgeProc(t, "serve", "--listen", addr, "--config", cfgFile, "--max-body", "1048576", "--log-level", "info")
+	waitReady(t, addr)
+	url := "http://" + addr + "/servers/memos/mcp"
+	if code := status(url); code != http.StatusOK {
+		t.Fatalf("before SIGHUP: %d, want 200 (--max-body over the file's 100)", code)
+	}
+	write(200)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, "the reload to be logged", func() bool {
+		return strings.Contains(p.stderrString(), "SIGHUP: configuration reloaded")
+	})
+	waitFor(t, "memos to be ready again", func() bool {
+		resp, err := http.Get("http://" + addr + "/servers/memos/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	if code := status(url); code != http.StatusOK {
+		t.Errorf("after SIGHUP with the file's maxBody 200: %d, want 200 (--max-body still wins)", code)
 	}
 }

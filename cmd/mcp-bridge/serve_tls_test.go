@@ -290,32 +290,32 @@ func TestServeTLSFlags(t *testing.T) {
 	}
 }
 
-// connect --ca-file trusts a private CA, and speaks HTTP/2 to an https
-// server that offers it (observed at the server). Without the flag the
-// certificate is refused.
-func TestConnectCAFile(t *testing.T) {
+// tlsMemos serves memos over https with a certificate of a fresh test CA,
+// in-process with serve's own listener code, so that the server side sees
+// the protocol of each request. It returns the endpoint's URL, the CA's
+// PEM file, the key file (a file holding no certificate) and the counts
+// of HTTP/1.1 and HTTP/2 requests served.
+func tlsMemos(t *testing.T) (url, caFile, keyFile string, h1, h2 *atomic.Int64) {
 	ca := newTestCA(t)
 	dir := t.TempDir()
 	c1, k1 := ca.issue(t, 1)
 	certFile, keyFile := writeTLSPair(t, dir, c1, k1)
-	caFile := filepath.Join(dir, "ca.pem")
+	caFile = filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	h1, h2 = new(atomic.Int64), new(atomic.Int64)
 	h, err := serve.New(serve.Config{Command: func() *exec.Cmd { return exec.Command(bin["memos"]) }, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Start()
-	defer h.Close()
-	// serve's own listener code, in-process, so that the server side sees
-	// the protocol of each request.
+	t.Cleanup(func() { h.Close() })
 	tf := &tlsFlags{cert: certFile, key: keyFile}
 	ln, certs, err := tf.listen("127.0.0.1:0", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h1, h2 atomic.Int64
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 {
 			h2.Add(1)
@@ -329,12 +329,19 @@ func TestConnectCAFile(t *testing.T) {
 		defer close(served)
 		srv.Serve(ln)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		h.BeginShutdown()
 		srv.Close()
 		<-served
-	}()
-	url := baseURL(ln, certs) + "/mcp"
+	})
+	return baseURL(ln, certs) + "/mcp", caFile, keyFile, h1, h2
+}
+
+// connect --ca-file trusts a private CA, and speaks HTTP/2 to an https
+// server that offers it (observed at the server). Without the flag the
+// certificate is refused.
+func TestConnectCAFile(t *testing.T) {
+	url, caFile, keyFile, h1, h2 := tlsMemos(t)
 
 	lines := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
@@ -362,7 +369,7 @@ func TestConnectCAFile(t *testing.T) {
 		t.Errorf("connect without --ca-file: stdout %s\nstderr %s\nwant a certificate error", out, stderr.String())
 	}
 
-	code, _, errOut := runCLI("connect", "--ca-file", certFile+".missing", url)
+	code, _, errOut := runCLI("connect", "--ca-file", caFile+".missing", url)
 	if code != exitFailure || !strings.Contains(errOut, "--ca-file") {
 		t.Errorf("connect --ca-file missing: exit %d, %q", code, errOut)
 	}
@@ -438,5 +445,44 @@ func TestAuthLoginCAFile(t *testing.T) {
 	}
 	if !slices.Contains(hits, "POST /token") {
 		t.Errorf("no token request reached the server: %q", hits)
+	}
+}
+
+// serve --config --ca-file: a remote entry whose https server has a
+// certificate of a private CA is reached (over HTTP/2) with the flag and
+// refused without it; single-command serve without --oauth-issuer has no
+// use for the flag and says so.
+func TestServeConfigCAFile(t *testing.T) {
+	url, caFile, _, h1, h2 := tlsMemos(t)
+	cfgFile := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(cfgFile, []byte(fmt.Sprintf(`{"mcpServers": {"remote": {"url": %q}}}`, url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	startBridgeProc(t, "serve", "--listen", addr, "--config", cfgFile, "--ca-file", caFile)
+	waitReady(t, addr)
+	route := "http://" + addr + "/servers/remote/mcp"
+	sid := initSession(t, route)
+	if code, body := sessionCall(t, route, sid); code != 200 || !strings.Contains(body, "users/1") {
+		t.Fatalf("a call to the remote entry with --ca-file: %d %s", code, body)
+	}
+	if h2.Load() == 0 || h1.Load() != 0 {
+		t.Errorf("requests to the remote over HTTP/2: %d, HTTP/1.1: %d; want all HTTP/2", h2.Load(), h1.Load())
+	}
+
+	addr = freePort(t)
+	p := startBridgeProc(t, "serve", "--listen", addr, "--config", cfgFile)
+	waitReady(t, addr)
+	resp := post(t, "http://"+addr+"/servers/remote/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), `"result"`) {
+		t.Errorf("without --ca-file the remote answered: %d %s", resp.StatusCode, body)
+	}
+	waitFor(t, "a certificate error in the log", func() bool { return strings.Contains(p.stderrString(), "certificate") })
+
+	code, _, errOut := runCLI("serve", "--ca-file", caFile, "--", "memos")
+	if code != exitUsage || !strings.Contains(errOut, "--ca-file is for") {
+		t.Errorf("serve --ca-file without --config or --oauth-issuer: exit %d, %q", code, errOut)
 	}
 }
