@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,5 +103,41 @@ func TestServeOAuthEndToEnd(t *testing.T) {
 	p.wait(t, 30*time.Second)
 	if logs := p.stderr.String(); strings.Contains(logs, tok) || strings.Contains(logs, tok[strings.LastIndex(tok, ".")+1:]) {
 		t.Error("the token is in the logs")
+	}
+}
+
+// serve --ca-file with --oauth-issuer: an authorization server whose https
+// certificate is a private CA's is trusted for its metadata and keys, so
+// its tokens are admitted; without the flag the issuer cannot be reached
+// and the bridge says so (503 "authorization server unavailable").
+func TestServeOAuthCAFile(t *testing.T) {
+	as := rsauthtest.NewTLS("")
+	defer as.Close()
+	caFile := filepath.Join(t.TempDir(), "as-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: as.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  int
+	}{
+		{[]string{"--ca-file", caFile}, http.StatusOK},
+		{nil, http.StatusServiceUnavailable},
+	} {
+		addr := freePort(t)
+		public := "http://" + addr + "/mcp"
+		args := append([]string{"serve", "--listen", addr, "--oauth-issuer", as.Issuer, "--public-url", public}, tc.flags...)
+		p := startBridgeProc(t, append(args, "--", bin["memos"])...)
+		waitReady(t, addr)
+		tok := as.Token(rsauthtest.Claims{Audience: []string{public}})
+		hdr := map[string]string{"Authorization": "Bearer " + tok}
+		for k, v := range modernHdr {
+			hdr[k] = v
+		}
+		if code, body := status(public, modernList, hdr); code != tc.want {
+			t.Errorf("flags %v: a token of the https issuer: %d %s, want %d", tc.flags, code, body, tc.want)
+		}
+		p.cmd.Process.Kill()
+		p.wait(t, 20*time.Second)
 	}
 }

@@ -43,11 +43,22 @@ type Server struct {
 
 // New starts a server on 127.0.0.1 whose issuer is its URL (plus path,
 // which may be empty); metadata is at the RFC 8414 location for it.
-func New(path string) *Server {
+func New(path string) *Server { return start(path, false) }
+
+// NewTLS is New over https, with httptest's certificate (Certificate
+// returns it: a test trusts it as a private CA).
+func NewTLS(path string) *Server { return start(path, true) }
+
+func start(path string, tls bool) *Server {
 	s := &Server{opaque: map[string]map[string]any{}}
 	s.Rotate()
 	mux := http.NewServeMux()
-	s.Server = httptest.NewServer(mux)
+	s.Server = httptest.NewUnstartedServer(mux)
+	if tls {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
 	s.Issuer = s.URL + path
 	mux.HandleFunc("/.well-known/oauth-authorization-server"+path, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{
