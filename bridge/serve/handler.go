@@ -36,6 +36,8 @@ type Handler struct {
 	ka    *clock         // keepalive ticks for every stream; nil if disabled
 	warn  *ratelog.Kinds // rate limit of repeated warnings
 	lim   *limits        // budgets shared by every stream and child
+	// replays bounds every legacy session's replay log together.
+	replays *replayBudget
 
 	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
 	stopWatch func()
@@ -80,6 +82,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h.log, h.warn)
+	h.replays = newReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	if cfg.keepalive() > 0 {
 		h.ka = newClock()

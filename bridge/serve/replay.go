@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 )
@@ -77,6 +78,9 @@ type replayEvent struct {
 type replayLog struct {
 	mu       sync.Mutex
 	maxBytes int
+	budget   *replayBudget // what every session's log shares (nil: none)
+	size     atomic.Int64  // bytes, for the budget to read without mu
+	closed   bool          // the session ended: nothing is kept any more
 	events   []replayEvent // oldest first
 	bytes    int
 	next     int64
@@ -89,11 +93,18 @@ type replayLog struct {
 // maxOldGets bounds the replaced GET streams remembered as such.
 const maxOldGets = 16
 
-func newReplayLog(maxBytes int) *replayLog {
+// newReplayLog returns a session's log, keeping at most maxBytes and
+// sharing budget (nil: none) with the other sessions' logs; nil when
+// maxBytes is not positive (resumability off).
+func newReplayLog(maxBytes int, budget *replayBudget) *replayLog {
 	if maxBytes <= 0 {
 		return nil
 	}
-	return &replayLog{maxBytes: maxBytes, streams: map[int64]*replayStream{}}
+	l := &replayLog{maxBytes: maxBytes, budget: budget, streams: map[int64]*replayStream{}}
+	if budget != nil {
+		budget.join(l)
+	}
+	return l
 }
 
 // open starts a new stream carried by sk.
@@ -119,13 +130,19 @@ func (l *replayLog) open(sk *sink, post bool) *replayStream {
 	return st
 }
 
-// record assigns msg the next id of st and keeps it for replay.
+// record assigns msg the next id of st and keeps it for replay (unless
+// the session has ended).
 func (l *replayLog) record(st *replayStream, msg []byte) []byte {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	st.seq++
+	id := eventID(st.no, st.seq)
+	if l.closed {
+		l.mu.Unlock()
+		return id
+	}
 	l.events = append(l.events, replayEvent{stream: st.no, seq: st.seq, msg: msg})
 	l.bytes += len(msg)
+	before := l.bytes
 	drop := 0
 	for len(l.events)-drop > maxReplayEvents || (l.bytes > l.maxBytes && drop < len(l.events)) {
 		l.bytes -= len(l.events[drop].msg)
@@ -135,7 +152,59 @@ func (l *replayLog) record(st *replayStream, msg []byte) []byte {
 	if drop > 0 {
 		l.events = l.events[drop:]
 	}
-	return eventID(st.no, st.seq)
+	l.account(int64(len(msg)) - int64(before-l.bytes))
+	l.mu.Unlock()
+	if l.budget.over() {
+		l.budget.shed()
+	}
+	return id
+}
+
+// account books delta bytes of the log (l.mu held) in its size and in the
+// shared budget.
+func (l *replayLog) account(delta int64) {
+	l.size.Add(delta)
+	if l.budget != nil {
+		l.budget.total.Add(delta)
+	}
+}
+
+// trim drops the log's oldest events, at least one and until n bytes are
+// gone (or none is left), for the shared budget. It reports whether it
+// dropped any.
+func (l *replayLog) trim(n int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	drop, freed := 0, int64(0)
+	for drop < len(l.events) && (drop == 0 || freed < n) {
+		freed += int64(len(l.events[drop].msg))
+		l.events[drop] = replayEvent{}
+		drop++
+	}
+	if drop == 0 {
+		return false
+	}
+	l.events = l.events[drop:]
+	l.bytes -= int(freed)
+	l.account(-freed)
+	return true
+}
+
+// close forgets every event and leaves the budget: the session ended, so
+// no client can resume any more.
+func (l *replayLog) close() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.events = nil
+	l.account(-int64(l.bytes))
+	l.bytes = 0
+	l.mu.Unlock()
+	if l.budget != nil {
+		l.budget.leave(l)
+	}
 }
 
 // lastID is the id of st's latest event (its priming id when it has none).

@@ -114,7 +114,7 @@ func TestResumeBrokenPostStream(t *testing.T) {
 // The replay log stays within its bounds, by bytes and by count, and
 // drops the oldest events first.
 func TestReplayLogBounds(t *testing.T) {
-	l := newReplayLog(1000)
+	l := newReplayLog(1000, nil)
 	st := l.open(newSink(1), true)
 	for i := 0; i < 50; i++ {
 		l.record(st, make([]byte, 100))
@@ -122,7 +122,7 @@ func TestReplayLogBounds(t *testing.T) {
 	if l.bytes > 1000 || len(l.events) != 10 || l.events[0].seq != 41 {
 		t.Fatalf("by bytes: %d bytes, %d events, oldest %d", l.bytes, len(l.events), l.events[0].seq)
 	}
-	l = newReplayLog(1 << 30)
+	l = newReplayLog(1 << 30, nil)
 	st = l.open(newSink(1), true)
 	for i := 0; i < maxReplayEvents+10; i++ {
 		l.record(st, []byte("x"))
@@ -136,7 +136,7 @@ func TestReplayLogBounds(t *testing.T) {
 	if !known || !gap || len(missed) != maxReplayEvents || cont != st {
 		t.Fatalf("takeover after eviction: known %v gap %v missed %d", known, gap, len(missed))
 	}
-	if newReplayLog(-1) != nil {
+	if newReplayLog(-1, nil) != nil {
 		t.Error("a negative buffer must disable the log")
 	}
 }
@@ -144,7 +144,7 @@ func TestReplayLogBounds(t *testing.T) {
 // At most maxParked broken POST streams wait for resumption; the oldest
 // goes first and its sink refuses further messages.
 func TestReplayParkedBound(t *testing.T) {
-	l := newReplayLog(1 << 20)
+	l := newReplayLog(1 << 20, nil)
 	var sinks []*sink
 	for i := 0; i <= maxParked; i++ {
 		sk := newSink(1)
@@ -258,7 +258,7 @@ func TestResumeBrokenGetStream(t *testing.T) {
 // the large-buffer pool, where the next large message would overwrite the
 // bytes a resume replays.
 func TestFinishKeepsLoggedBuffers(t *testing.T) {
-	l := newReplayLog(64 << 20)
+	l := newReplayLog(64 << 20, nil)
 	sk := newSink(-1)
 	st := l.open(sk, false)
 	rsp := newResponder(httptest.NewRecorder(), false)
@@ -279,5 +279,67 @@ func TestFinishKeepsLoggedBuffers(t *testing.T) {
 	}
 	if bytes.IndexByte(l.events[0].msg, 'z') >= 0 {
 		t.Fatal("a logged event was overwritten: its buffer went back to the pool")
+	}
+}
+
+// The logs of all sessions share one budget: over it, the largest log
+// gives up its oldest events (the newest are kept), and a log that ends
+// returns its bytes.
+func TestReplayBudgetShared(t *testing.T) {
+	b := newReplayBudget(1000)
+	x, y := newReplayLog(1000, b), newReplayLog(1000, b)
+	sx, sy := x.open(newSink(1), true), y.open(newSink(1), true)
+	for i := 0; i < 8; i++ {
+		x.record(sx, make([]byte, 100))
+	}
+	for i := 0; i < 5; i++ {
+		y.record(sy, make([]byte, 100))
+	}
+	if got := b.total.Load(); got > 1000 || got != int64(x.bytes+y.bytes) {
+		t.Fatalf("total %d (x %d + y %d), want ≤ 1000 and their sum", got, x.bytes, y.bytes)
+	}
+	if len(y.events) != 5 || x.events[len(x.events)-1].seq != 8 || x.events[0].seq == 1 {
+		t.Fatalf("y kept %d of 5; x kept seqs %d..%d: the largest log's oldest must go", len(y.events), x.events[0].seq, x.events[len(x.events)-1].seq)
+	}
+	x.close()
+	if got := b.total.Load(); got != 500 {
+		t.Fatalf("after x ended: total %d, want y's 500", got)
+	}
+	if x.record(sx, make([]byte, 100)); b.total.Load() != 500 || len(x.events) != 0 {
+		t.Fatal("an ended log still keeps events")
+	}
+}
+
+// Through the Handler: 2025 sessions' progress streams together keep at
+// most --max-buffered in their replay logs (each log alone would keep up
+// to --replay-buffer), and an ended session's log is released.
+func TestReplayLogsShareMaxBuffered(t *testing.T) {
+	const budget = 8 << 10
+	b := startBridge(t, Config{MaxBuffered: budget, ReplayBuffer: 1 << 20}, bins["memos"], "-modern=false", "-step-delay", "1ms")
+	var sids []string
+	logged := 0
+	for i := 0; i < 4; i++ {
+		sid := legacyInit(t, b.URL, "", "2025-11-25")
+		sids = append(sids, sid)
+		hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+		resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":40},"_meta":{"progressToken":"p"}}}`, hdr)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"result"`) {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+		}
+		logged += len(body)
+	}
+	total := b.replays.total.Load()
+	if total > budget || total == 0 {
+		t.Fatalf("the replay logs keep %d bytes together after %d bytes of streams; want (0, %d]", total, logged, budget)
+	}
+	t.Logf("%d bytes of SSE streams in 4 sessions; their replay logs keep %d (budget %d)", logged, total, budget)
+	req := mcpRequest(context.Background(), http.MethodDelete, b.URL, "", map[string]string{"Mcp-Session-Id": sids[3], "MCP-Protocol-Version": "2025-11-25"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if after := b.replays.total.Load(); after >= total {
+		t.Errorf("after a session ended the logs keep %d bytes, before %d", after, total)
 	}
 }

@@ -235,7 +235,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
 		attached:   1, // by this initialize request, however long the child takes
-		replay:     newReplayLog(t.h.cfg.replayBuffer()),
+		replay:     newReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
 	}
 	context.AfterFunc(r.Context(), s.detach)
@@ -546,6 +546,7 @@ func (s *session) end(reason string) {
 		t.shared.forget(s)
 	}
 	close(s.endCh)
+	s.replay.close()
 	s.log.Info().Str("reason", reason).Msg("session ended")
 	if s.host != nil {
 		t.h.wg.Go(func() { s.host.Close() })

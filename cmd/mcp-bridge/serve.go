@@ -64,7 +64,7 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long with no client attached, calls pending or not (0 disables)")
 	fs.IntVar(&f.maxSessions, "max-sessions", 100, "most concurrent legacy sessions")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "drop a request whose body stalls this long (0 disables; headers have 10s)")
-	fs.Var(&f.maxBuffered, "max-buffered", "most `bytes` held for clients across all streams; past it the stream holding the most is cut and new requests get 503")
+	fs.Var(&f.maxBuffered, "max-buffered", "most `bytes` held for clients across all streams; past it the stream holding the most is cut and new requests get 503 (the 2025 sessions' replay logs together keep at most as much again, dropping their oldest events first)")
 	fs.IntVar(&f.maxInflight, "max-inflight", 1024, "most requests in flight toward children (503 above it)")
 	fs.DurationVar(&f.childWriteTimeout, "child-write-timeout", 30*time.Second, "a write to a child's stdin that takes longer marks the child hung: killed, its requests answered, restarted (0 disables)")
 	f.tls.register(fs)
