@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -57,13 +56,16 @@ type sharedChild struct {
 	// unready counts the children in a row that exited without ever
 	// answering (a crash loop); see connection.
 	unready int
+	// exitCh is closed (and replaced) whenever a child exits, so that
+	// requests waiting for a child re-check for a crash loop.
+	exitCh chan struct{}
 
 	levelMu sync.Mutex
 	level   string // the legacy child's current logging level
 }
 
 func newSharedChild(h *Handler) *sharedChild {
-	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{})}
+	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{}), exitCh: make(chan struct{})}
 	s.listen.s = s
 	s.mrtr.s = s
 	return s
@@ -180,32 +182,30 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 	if c := s.conn.Load(); c != nil {
 		return c
 	}
-	s.mu.Lock()
-	looping := s.unready >= crashLoop
-	s.mu.Unlock()
-	if looping {
-		// A child that keeps dying before it answers will not be ready
-		// within the wait either: say so now (503 + Retry-After) instead
-		// of holding every request for the whole probe timeout.
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.probeTimeout())
 	defer cancel()
 	for {
 		s.mu.Lock()
-		ch := s.readyCh
+		ch, exit := s.readyCh, s.exitCh
+		looping := s.unready >= crashLoop
 		s.mu.Unlock()
+		if looping {
+			// A child that keeps dying before it answers will not be
+			// ready within the wait either: say so now (503 +
+			// Retry-After) instead of holding every request for the
+			// whole probe timeout — also a request that was already
+			// waiting when the loop was recognized.
+			return nil
+		}
 		select {
+		case <-exit:
+			// A child exited: a crash loop now, or wait for the next.
 		case <-ch:
 			if c := s.conn.Load(); c != nil {
 				return c
 			}
-			// The child went away again; wait for the next one.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(10 * time.Millisecond):
-			}
+			// The child went away again: exited replaced readyCh before
+			// it cleared conn, so the next round waits on the new one.
 		case <-ctx.Done():
 			return nil
 		case <-s.h.closing:
@@ -342,6 +342,8 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 	} else {
 		s.unready = 0
 	}
+	close(s.exitCh)
+	s.exitCh = make(chan struct{})
 	s.mu.Unlock()
 	if c != nil {
 		c.failAll(msg, host.Err())

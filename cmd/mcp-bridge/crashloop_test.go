@@ -105,3 +105,39 @@ func cpuSeconds(t *testing.T, pid int) float64 {
 	fmt.Sscan(f[12], &st)
 	return (ut + st) / 100 // USER_HZ
 }
+
+// A request that arrives while the child is still between its first
+// failed starts waits for the next child, but is answered (503) as soon
+// as the third start fails — not after the whole probe timeout.
+func TestServeCrashLoopWaitingRequest(t *testing.T) {
+	addr := freePort(t)
+	starts := t.TempDir() + "/starts"
+	startBridgeProc(t, "serve", "--listen", addr, "--child-protocol", "modern",
+		"--shutdown-timeout", "2s", "--", bin["hostilechild"], "-crash", starts)
+	waitFor(t, "the child's first start", func() bool {
+		b, _ := os.ReadFile(starts)
+		return len(b) > 0
+	})
+	body, hdr := toolCall(7, "big", `{"bytes":1}`)
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	r0 := time.Now()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(r0)
+	if resp.StatusCode != 503 || !strings.Contains(string(b), `"id":7`) {
+		t.Fatalf("a request waiting through the crash loop: %d %s, want 503 and an error for id 7", resp.StatusCode, b)
+	}
+	t.Logf("a request sent after the first failed start was answered after %v", took.Round(time.Millisecond))
+	if took > 7*time.Second {
+		t.Fatalf("answered after %v: it waited out the 10 s probe timeout", took)
+	}
+}
