@@ -96,6 +96,7 @@ fuzz ./lineio FuzzReader
 fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
+fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

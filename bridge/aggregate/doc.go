@@ -34,7 +34,7 @@
 //
 // Messages are read with bridge/wire and forwarded byte for byte, with only
 // the spans that must change (an id, a name, a URI, a progress token)
-// spliced; a downstream's line must also pass json.Valid, since its
+// spliced; a downstream's line must also pass wire.Valid, since its
 // garbage would otherwise reach a client decoder shared by every server.
 // One goroutine reads each stream and never blocks on a downstream's input
 // (what it sends there goes through a bounded queue), writes go through a

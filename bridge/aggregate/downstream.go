@@ -3,7 +3,6 @@ package aggregate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -210,12 +209,12 @@ func (d *downstream) die(err error) {
 // fromServer handles one line of a server. Unlike a lone child's output,
 // which only harms its own client, a line one server gets to the client
 // can break the session of every server (a JSON decoder may give up on
-// the stream), so each is checked whole with json.Valid first: a second
+// the stream), so each is checked whole with wire.Valid first: a second
 // scan of each message, the price of one server's garbage staying its
 // own.
 func (d *downstream) fromServer(line []byte) {
 	var m wire.Message
-	if !json.Valid(line) {
+	if !wire.Valid(line) {
 		d.s.warn.Warn(d.log, "server-unparsable").Msg("aggregate: dropped a line from a server that is not JSON")
 		return
 	}

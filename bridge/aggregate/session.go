@@ -3,7 +3,6 @@ package aggregate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -152,7 +151,7 @@ func (s *session) fromClient(line []byte) {
 	var m wire.Message
 	if err := wire.Parse(line, &m); err != nil {
 		code := wire.CodeInvalidRequest
-		if !json.Valid(line) {
+		if !wire.Valid(line) {
 			code = wire.CodeParseError
 		}
 		s.writeUp(wire.ErrorResponse(nil, code, "aggregate: "+err.Error(), nil))

@@ -320,7 +320,7 @@ func hasNewline(b []byte) bool {
 
 // handle dispatches one message from the host.
 func (b *Bridge) handle(ctx context.Context, raw []byte) {
-	if !json.Valid(raw) {
+	if !wire.Valid(raw) {
 		b.write(wire.ErrorResponse(nil, wire.CodeParseError, "Parse error: the line is not valid JSON", nil))
 		return
 	}

@@ -32,7 +32,8 @@ import (
 //     id, a stranger's, then its own;
 //   - nullid: answers with an error whose id is null;
 //   - garbage: sends non-JSON, non-JSON-RPC and broken JSON carrying its
-//     own id, then its own response;
+//     own id (one of them 300 KiB, broken near its end), then its own
+//     response;
 //   - both: answers on the GET stream and on its own stream at once;
 //   - anything else: answers {"who":name}.
 //
@@ -145,6 +146,9 @@ func (s *hostileRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sseSend(w, `not json at all`)
 		sseSend(w, `{"foo":1}`)
 		sseSend(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"who" "broken"}}`)
+		// Broken past where the envelope reader looks, in a message larger
+		// than any cheap check would cover.
+		sseSend(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"who":"bigbroken","pad":"`+strings.Repeat("x", 300<<10)+`","x":tru}}`)
 		sseSend(w, respond(id, who("garbage")))
 	case m.Name == "both":
 		select {

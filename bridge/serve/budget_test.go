@@ -260,3 +260,25 @@ func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 		return strings.Contains(string(b), `"method":"notifications/cancelled"`)
 	})
 }
+
+// A child's line that is broken past the keys the envelope reader walks
+// (a bad literal deep in the result) is dropped whole, not relayed to a
+// client whose decoder would fail on it; the call stays pending for the
+// child's next, well-formed answer.
+func TestChildBrokenJSONDropped(t *testing.T) {
+	h, err := New(Config{Command: commandFor("true")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sinkChild(t, h)
+	cl := &call{childID: 1, method: "tools/call", complete: true, sink: h.newSink(1), origID: []byte("7")}
+	c.calls[1] = cl
+	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":tru}}}`))
+	if msgs, complete, _ := cl.sink.take(); len(msgs) != 0 || complete {
+		t.Fatalf("a broken line reached the client: %q", msgs)
+	}
+	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":true}}}`))
+	if msgs, complete, _ := cl.sink.take(); len(msgs) != 1 || !complete || !strings.Contains(string(msgs[0]), `"id":7`) {
+		t.Fatalf("the well-formed answer: %q complete %v", msgs, complete)
+	}
+}

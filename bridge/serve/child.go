@@ -245,7 +245,13 @@ func (c *childConn) cancel(cl *call, reason string) {
 // goroutine and must not block.
 func (c *childConn) onMessage(raw []byte) {
 	var m wire.Message
-	if err := wire.Parse(raw, &m); err != nil {
+	// Checked whole, not only the envelope Parse walks: a client's decoder
+	// must never meet a line of the child that the bridge took for JSON.
+	err := wire.ErrSyntax
+	if wire.Valid(raw) {
+		err = wire.Parse(raw, &m)
+	}
+	if err != nil {
 		c.warn.Warn(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}

@@ -265,7 +265,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !json.Valid(body) {
+	if !wire.Valid(body) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeParseError, "Parse error: the body is not valid JSON", nil)
 		return
 	}

@@ -138,7 +138,7 @@ func ReadRound(m *wire.Message) (Round, error) {
 	if hasRS {
 		// Echoed as is, so checked here: the envelope reader only walks
 		// the keys it routes on (FuzzReadRound found {"requestState":{[]}}).
-		if !json.Valid(m.Bytes(rsSpan)) {
+		if !wire.Valid(m.Bytes(rsSpan)) {
 			return r, errors.New("translate: malformed requestState")
 		}
 		r.State = m.Bytes(rsSpan)

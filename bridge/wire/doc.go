@@ -18,7 +18,7 @@
 //
 // Parse checks the structure it walks (objects, arrays, strings and the
 // nesting between them) but not every literal; callers that must answer
-// malformed input with a parse error run json.Valid on untrusted input
+// malformed input with a parse error run Valid on untrusted input
 // first. Messages from a peer that already framed them (a child's stdout, an
 // SSE event) are parsed without that extra pass, which keeps a 16 MiB tool
 // result from being scanned twice.
