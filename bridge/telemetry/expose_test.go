@@ -10,6 +10,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -133,6 +135,31 @@ func TestExpositionDifferential(t *testing.T) {
 	for name := range fams {
 		if _, ok := types[name]; !ok {
 			t.Errorf("unexpected family %s", name)
+		}
+	}
+	// docs/observability.md lists exactly these.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "observability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		if name, ok := strings.CutPrefix(l, "| `"); ok {
+			name = name[:strings.IndexByte(name, '`')]
+			if strings.HasPrefix(name, "mcp_") || strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
+				documented[name] = true
+			}
+		}
+	}
+	for name := range types {
+		if !documented[name] {
+			t.Errorf("docs/observability.md does not list %s", name)
+		}
+		delete(documented, name)
+	}
+	for name := range documented {
+		if runtime.GOOS == "linux" || !strings.HasPrefix(name, "process_") {
+			t.Errorf("docs/observability.md lists %s, which /metrics does not have", name)
 		}
 	}
 
