@@ -33,13 +33,19 @@ func BenchmarkScrape8192(b *testing.B) {
 		s.observe(knownMethods[i%len(knownMethods)], fmt.Sprintf("tool-%d", i%MaxTools), fmt.Sprintf("v%d", i%MaxVersions), "", float64(i%300))
 	}
 	h := tel.Handler()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		rec := httptest.NewRecorder()
-		rec.Body = nil
-		w := discardWriter{rec}
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, enc := range []string{"", "gzip"} {
+		b.Run("encoding="+enc, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+			if enc != "" {
+				req.Header.Set("Accept-Encoding", enc)
+			}
+			b.ReportAllocs()
+			for range b.N {
+				rec := httptest.NewRecorder()
+				rec.Body = nil
+				h.ServeHTTP(discardWriter{rec}, req)
+			}
+		})
 	}
 }
 
