@@ -72,9 +72,10 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 		o.in = r.ContentLength
 	}
 	who := func() string { return "" }
-	if h.cfg.AccessLog {
+	if h.cfg.AccessLog || (h.tel != nil && h.guard.required) {
 		// The guard admits a copy of r; the slot is how its principal
-		// gets back out here.
+		// gets back out here (without credentials there is none to
+		// learn: every request is anonymous).
 		r, who = PrincipalSlot(r)
 	}
 	h.serveHTTP(o, r)
@@ -85,6 +86,9 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	if o.sse {
 		h.tel.StreamClosed()
 	}
+	// Metrics name the principal as the access log does: by its name,
+	// never the token.
+	h.tel.Request(who())
 	if status >= 400 {
 		h.tel.Rejected(status)
 		o.op.Fail(strconv.Itoa(status), http.StatusText(status))

@@ -280,3 +280,38 @@ func TestAccessLog(t *testing.T) {
 		t.Error("the log shows the token or the body")
 	}
 }
+
+// TestRequestsByTokenName: mcp_bridge_requests_total counts the HTTP
+// requests of each static token under the token's name from the token
+// file (issue 12: a token's name "appears in logs and metrics"), refused
+// ones as anonymous; no token is ever in /metrics.
+func TestRequestsByTokenName(t *testing.T) {
+	const ta, tb = "tok-alice-metrics-s3cret", "tok-bob-metrics-s3cret"
+	tel := newTelemetry(t, true, false)
+	b := startBridge(t, Config{Command: testChild(), Telemetry: tel, ServerName: "team",
+		NamedTokens: []NamedToken{{"alice", ta}, {"bob", tb}}})
+	const n, m = 3, 5
+	for range n {
+		modernCall(t, b.URL, ta, "env")
+	}
+	for range m {
+		modernCall(t, b.URL, tb, "env")
+	}
+	rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Authorization": "Bearer tok-wrong-s3cret"})
+	// The counter is bumped after the response is written: wait for every
+	// request to be over (Close returns once they are).
+	b.BeginShutdown()
+	b.srv.CloseClientConnections()
+	b.Close()
+	text := scrape(t, tel)
+	for who, want := range map[string]float64{"alice": n, "bob": m, "anonymous": 1} {
+		if got, _ := sample(text, "mcp_bridge_requests_total", `principal="`+who+`"`, `server="team"`); got != want {
+			t.Errorf("requests_total{principal=%q} = %v, want %v\n%s", who, got, want, grepLines(text, "requests_total"))
+		}
+	}
+	for _, tok := range []string{ta, tb, "tok-wrong-s3cret", "s3cret"} {
+		if strings.Contains(text, tok) {
+			t.Errorf("/metrics shows a token (%q)", tok)
+		}
+	}
+}

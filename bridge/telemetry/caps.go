@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -19,44 +19,50 @@ var knownMethods = []string{
 
 // A capSet admits the first max distinct values of a label as themselves and
 // turns every later one into Other, so that no client can grow /metrics
-// without bound by inventing tool names. Lookups of a known value take a
-// read lock and do not allocate.
+// without bound by inventing tool names. Looking up a value admitted a
+// while ago, or any value once the set is full, takes no lock and does not
+// allocate.
 type capSet struct {
-	mu   sync.RWMutex
-	seen map[string]struct{}
-	free int // values still admitted besides the preset ones
+	m    readMap[string, struct{}]
+	free int         // values still admitted besides the preset ones; under m.mu
+	full atomic.Bool // free is 0 and m.read holds every admitted value
 }
 
 func (c *capSet) init(max int, preset ...string) {
-	c.seen, c.free = make(map[string]struct{}, len(preset)), max
+	c.m.dirty, c.free = make(map[string]struct{}, len(preset)), max
 	for _, v := range preset {
-		c.seen[v] = struct{}{}
+		c.m.dirty[v] = struct{}{}
 	}
+	c.m.publish()
 }
 
 func (c *capSet) get(v string) string {
 	if v == "" {
 		return ""
 	}
-	c.mu.RLock()
-	_, ok := c.seen[v]
-	full := c.free <= 0
-	c.mu.RUnlock()
-	switch {
-	case ok:
+	if _, ok := (*c.m.read.Load())[v]; ok {
 		return v
-	case full, len(v) > maxLabelLen, !utf8.ValidString(v):
+	}
+	if c.full.Load() || len(v) > maxLabelLen || !utf8.ValidString(v) {
 		return Other
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.seen[v]; ok {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if _, ok := c.m.dirty[v]; ok {
+		c.m.missed()
 		return v
 	}
 	if c.free <= 0 {
 		return Other
 	}
 	c.free--
-	c.seen[v] = struct{}{}
+	c.m.dirty[v] = struct{}{}
+	if c.free == 0 {
+		// From now on a value not in read is Other without a lock.
+		c.m.publish()
+		c.full.Store(true)
+	} else {
+		c.m.missed()
+	}
 	return v
 }

@@ -3,60 +3,69 @@ package telemetry
 import (
 	"strconv"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Prometheus label names: the semconv attribute names with dots turned into
 // underscores (Prometheus allows [a-zA-Z_][a-zA-Z0-9_]* only).
 const (
-	LabelMethod   = "mcp_method_name"
-	LabelTool     = "gen_ai_tool_name"
-	LabelVersion  = "mcp_protocol_version"
-	LabelError    = "error_type"
-	LabelServer   = "server" // the server's name in a multi-server gateway
-	LabelReason   = "reason"
-	metricsPrefix = "mcp_bridge_"
+	LabelMethod    = "mcp_method_name"
+	LabelTool      = "gen_ai_tool_name"
+	LabelVersion   = "mcp_protocol_version"
+	LabelError     = "error_type"
+	LabelServer    = "server" // the server's name in a multi-server gateway
+	LabelReason    = "reason"
+	LabelPrincipal = "principal"
+	metricsPrefix  = "mcp_bridge_"
 )
 
 // durationBuckets are the ExplicitBucketBoundaries the semantic conventions
 // give mcp.{server,client}.operation.duration.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
+// metrics is the registry of one Telemetry: the families the request path
+// updates, and the Gauges sources read at scrape time.
+type metrics struct {
+	ops                                         map[Side]*family
+	rejects, restart, rounds, streams, requests *family
+	static                                      []*family
+
+	mu      sync.Mutex
+	sources map[*Scope]func() Gauges
+
+	proc procCache
+}
+
 func (t *Telemetry) initMetrics() {
-	t.reg = prometheus.NewRegistry()
-	t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &metrics{sources: map[*Scope]func() Gauges{}}
 	// Both histograms are registered: a gateway serves some servers and is
 	// the client of others through one registry. One that is never used
 	// does not appear in /metrics.
 	labels := []string{LabelMethod, LabelTool, LabelVersion, LabelError, LabelServer}
-	t.ops = map[Side]*prometheus.HistogramVec{
-		Server: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
-			Help:    "MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration).",
-			Buckets: durationBuckets}, labels),
-		Client: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_client_operation_duration_seconds",
-			Help:    "MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration).",
-			Buckets: durationBuckets}, labels),
+	m.ops = map[Side]*family{
+		Server: newFamily("mcp_server_operation_duration_seconds",
+			"MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration).",
+			kindHistogram, labels...),
+		Client: newFamily("mcp_client_operation_duration_seconds",
+			"MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration).",
+			kindHistogram, labels...),
 	}
-	t.rejects = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: metricsPrefix + "rejected_requests_total",
-		Help: "HTTP requests answered with an error status, by status code (400 malformed, 401 unauthenticated, 404 unknown session, 413 body too large, 429/503 over a limit, ...).",
-	}, []string{LabelServer, LabelReason})
-	t.restart = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: metricsPrefix + "child_restarts_total",
-		Help: "Shared MCP server processes that exited and were restarted by the supervisor.",
-	}, []string{LabelServer})
-	t.rounds = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: metricsPrefix + "input_rounds_total",
-		Help: "2026-07-28 input rounds: InputRequiredResults the bridge sent on behalf of a child's server-to-client requests.",
-	}, []string{LabelServer})
-	t.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: metricsPrefix + "open_streams",
-		Help: "SSE response streams open to HTTP clients.",
-	}, []string{LabelServer})
-	t.gauges = &gaugeCollector{sources: map[*Scope]func() Gauges{}}
-	t.reg.MustRegister(t.ops[Server], t.ops[Client], t.rejects, t.restart, t.rounds, t.streams, t.gauges)
+	m.rejects = newFamily(metricsPrefix+"rejected_requests_total",
+		"HTTP requests answered with an error status, by status code (400 malformed, 401 unauthenticated, 404 unknown session, 413 body too large, 429/503 over a limit, ...).",
+		kindCounter, LabelServer, LabelReason)
+	m.restart = newFamily(metricsPrefix+"child_restarts_total",
+		"Shared MCP server processes that exited and were restarted by the supervisor.",
+		kindCounter, LabelServer)
+	m.rounds = newFamily(metricsPrefix+"input_rounds_total",
+		"2026-07-28 input rounds: InputRequiredResults the bridge sent on behalf of a child's server-to-client requests.",
+		kindCounter, LabelServer)
+	m.streams = newFamily(metricsPrefix+"open_streams",
+		"SSE response streams open to HTTP clients.",
+		kindGauge, LabelServer)
+	m.requests = newFamily(metricsPrefix+"requests_total",
+		"HTTP requests to the MCP endpoint by the principal they were admitted as: the name of the static token (from --auth-token-file; unnamed: token: and a prefix of its SHA-256), the OAuth subject, or anonymous (no credentials, or refused). At most "+strconv.Itoa(MaxPrincipals)+" principals per server; later ones count as _other.",
+		kindCounter, LabelServer, LabelPrincipal)
+	m.static = []*family{m.ops[Server], m.ops[Client], m.rejects, m.restart, m.rounds, m.streams, m.requests}
+	t.met = m
 }
 
 // Gauges are the state a served MCP server reports when /metrics is read
@@ -68,45 +77,31 @@ type Gauges struct {
 	Inflight       int   // requests the children have not answered
 }
 
-var (
-	descChildren = prometheus.NewDesc(metricsPrefix+"children", "MCP server processes running.", []string{LabelServer}, nil)
-	descSessions = prometheus.NewDesc(metricsPrefix+"legacy_sessions", "2025 (Mcp-Session-Id) HTTP sessions open.", []string{LabelServer}, nil)
-	descBuffered = prometheus.NewDesc(metricsPrefix+"buffered_bytes", "Bytes of child messages held for HTTP clients, counted against --max-buffered.", []string{LabelServer}, nil)
-	descInflight = prometheus.NewDesc(metricsPrefix+"inflight_requests", "Requests sent to MCP server processes and not answered yet.", []string{LabelServer}, nil)
-)
-
-// gaugeCollector reads every watched Scope's Gauges at scrape time.
-type gaugeCollector struct {
-	mu      sync.Mutex
-	sources map[*Scope]func() Gauges
-}
-
-func (g *gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descChildren
-	ch <- descSessions
-	ch <- descBuffered
-	ch <- descInflight
-}
-
-func (g *gaugeCollector) Collect(ch chan<- prometheus.Metric) {
-	g.mu.Lock()
+// watched reads every watched Scope's Gauges into fresh families.
+func (m *metrics) watched() []*family {
+	m.mu.Lock()
 	type read struct {
 		name string
 		f    func() Gauges
 	}
-	reads := make([]read, 0, len(g.sources))
-	for s, f := range g.sources {
+	reads := make([]read, 0, len(m.sources))
+	for s, f := range m.sources {
 		reads = append(reads, read{s.name, f})
 	}
-	g.mu.Unlock()
+	m.mu.Unlock()
+	children := newFamily(metricsPrefix+"children", "MCP server processes running.", kindGauge, LabelServer)
+	sessions := newFamily(metricsPrefix+"legacy_sessions", "2025 (Mcp-Session-Id) HTTP sessions open.", kindGauge, LabelServer)
+	buffered := newFamily(metricsPrefix+"buffered_bytes", "Bytes of child messages held for HTTP clients, counted against --max-buffered.", kindGauge, LabelServer)
+	inflight := newFamily(metricsPrefix+"inflight_requests", "Requests sent to MCP server processes and not answered yet.", kindGauge, LabelServer)
 	// The sources take their own locks: call them outside ours.
 	for _, r := range reads {
 		v := r.f()
-		ch <- prometheus.MustNewConstMetric(descChildren, prometheus.GaugeValue, float64(v.Children), r.name)
-		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(v.LegacySessions), r.name)
-		ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(v.BufferedBytes), r.name)
-		ch <- prometheus.MustNewConstMetric(descInflight, prometheus.GaugeValue, float64(v.Inflight), r.name)
+		children.with(r.name).g.set(float64(v.Children))
+		sessions.with(r.name).g.set(float64(v.LegacySessions))
+		buffered.with(r.name).g.set(float64(v.BufferedBytes))
+		inflight.with(r.name).g.set(float64(v.Inflight))
 	}
+	return []*family{children, sessions, buffered, inflight}
 }
 
 // A Scope is the Telemetry of one MCP server: its metrics carry the server's
@@ -116,52 +111,55 @@ type Scope struct {
 	side Side
 	name string
 
-	restart prometheus.Counter
-	rounds  prometheus.Counter
-	streams prometheus.Gauge
+	restart, rounds *counter
+	streams         *gauge
 
-	mu      sync.RWMutex
-	ops     map[opKey]prometheus.Observer
-	rejects map[int]prometheus.Counter
+	// The children the server's requests use, resolved once each.
+	ops      readMap[opKey, *histogram]
+	rejects  readMap[int, *counter]
+	requests readMap[string, *counter]
 
-	methods, tools, versions, errors capSet
+	methods, tools, versions, errors, principals capSet
 }
 
 type opKey struct{ method, tool, version, err string }
 
-// Label caps: values come from clients (methods, tool names, versions) and
-// from children (error codes), so each label keeps at most this many
-// distinct values; later ones are reported as Other.
+// Label caps: values come from clients (methods, tool names, versions,
+// OAuth subjects) and from children (error codes), so each label keeps at
+// most this many distinct values; later ones are reported as Other.
 const (
-	MaxMethods  = 64
-	MaxTools    = 256
-	MaxVersions = 16
-	MaxErrors   = 64
-	maxLabelLen = 128
-	maxSeries   = 8192 // operation series per server, whatever the caps allow
+	MaxMethods    = 64
+	MaxTools      = 256
+	MaxVersions   = 16
+	MaxErrors     = 64
+	MaxPrincipals = 256
+	maxLabelLen   = 128
+	maxSeries     = 8192 // operation series per server, whatever the caps allow
 
 	// Other stands for every value past a label's cap.
 	Other = "_other"
+
+	// anonymous is the principal of a request without credentials.
+	anonymous = "anonymous"
 )
 
 func newScope(t *Telemetry, side Side, name string) *Scope {
-	s := &Scope{t: t, side: side, name: name,
-		ops: map[opKey]prometheus.Observer{}, rejects: map[int]prometheus.Counter{},
-	}
+	s := &Scope{t: t, side: side, name: name}
 	s.methods.init(MaxMethods, knownMethods...)
 	s.tools.init(MaxTools)
 	s.versions.init(MaxVersions)
 	s.errors.init(MaxErrors, ErrorToolError)
-	if t.reg != nil {
-		s.restart = t.restart.WithLabelValues(name)
-		s.rounds = t.rounds.WithLabelValues(name)
-		s.streams = t.streams.WithLabelValues(name)
+	s.principals.init(MaxPrincipals, anonymous)
+	if m := t.met; m != nil {
+		s.restart = &m.restart.with(name).c
+		s.rounds = &m.rounds.with(name).c
+		s.streams = &m.streams.with(name).g
 	}
 	return s
 }
 
 // metrics reports whether s records metrics.
-func (s *Scope) metrics() bool { return s != nil && s.t.reg != nil }
+func (s *Scope) metrics() bool { return s != nil && s.t.met != nil }
 
 // Tracing reports whether s records spans.
 func (s *Scope) Tracing() bool { return s != nil && s.t.tracer != nil }
@@ -172,41 +170,41 @@ func (s *Scope) Watch(f func() Gauges) (stop func()) {
 	if !s.metrics() {
 		return func() {}
 	}
-	g := s.t.gauges
-	g.mu.Lock()
-	g.sources[s] = f
-	g.mu.Unlock()
+	m := s.t.met
+	m.mu.Lock()
+	m.sources[s] = f
+	m.mu.Unlock()
 	return func() {
-		g.mu.Lock()
-		delete(g.sources, s)
-		g.mu.Unlock()
+		m.mu.Lock()
+		delete(m.sources, s)
+		m.mu.Unlock()
 	}
 }
 
 // Restarted counts a restart of the server's process.
 func (s *Scope) Restarted() {
 	if s.metrics() {
-		s.restart.Inc()
+		s.restart.inc()
 	}
 }
 
 // InputRound counts an InputRequiredResult sent to a client.
 func (s *Scope) InputRound() {
 	if s.metrics() {
-		s.rounds.Inc()
+		s.rounds.inc()
 	}
 }
 
 // StreamOpened and StreamClosed track SSE responses open to clients.
 func (s *Scope) StreamOpened() {
 	if s.metrics() {
-		s.streams.Inc()
+		s.streams.add(1)
 	}
 }
 
 func (s *Scope) StreamClosed() {
 	if s.metrics() {
-		s.streams.Dec()
+		s.streams.add(-1)
 	}
 }
 
@@ -215,36 +213,49 @@ func (s *Scope) Rejected(status int) {
 	if !s.metrics() {
 		return
 	}
-	s.mu.RLock()
-	c, ok := s.rejects[status]
-	s.mu.RUnlock()
-	if !ok {
-		if status < 100 || status > 999 {
-			status = 0 // bounded: three digits or "0"
-		}
-		c = s.t.rejects.WithLabelValues(s.name, strconv.Itoa(status))
-		s.mu.Lock()
-		s.rejects[status] = c
-		s.mu.Unlock()
+	if status < 100 || status > 999 {
+		status = 0 // bounded: three digits or "0"
 	}
-	c.Inc()
+	c, ok := s.rejects.load(status)
+	if !ok {
+		c = s.rejects.loadOrStore(status, func() *counter { return &s.t.met.rejects.with(s.name, strconv.Itoa(status)).c })
+	}
+	c.inc()
+}
+
+// Request counts an HTTP request to the server's MCP endpoint under the
+// principal it was admitted as ("" for none: anonymous). The names of
+// static tokens are the operator's and few; OAuth subjects are the
+// clients', so the label is capped (MaxPrincipals, then Other).
+func (s *Scope) Request(principal string) {
+	if !s.metrics() {
+		return
+	}
+	if principal == "" {
+		principal = anonymous
+	}
+	p := s.principals.get(principal)
+	c, ok := s.requests.load(p)
+	if !ok {
+		c = s.requests.loadOrStore(p, func() *counter { return &s.t.met.requests.with(s.name, p).c })
+	}
+	c.inc()
 }
 
 // observe records one operation in the duration histogram.
 func (s *Scope) observe(method, tool, version, errType string, seconds float64) {
 	k := opKey{s.methods.get(method), s.tools.get(tool), s.versions.get(version), s.errors.get(errType)}
-	s.mu.RLock()
-	o, ok := s.ops[k]
-	n := len(s.ops)
-	s.mu.RUnlock()
+	h, ok := s.ops.load(k)
 	if !ok {
-		if n >= maxSeries {
+		if s.ops.len() >= maxSeries {
+			// Past the series cap every new label set is one. (Requests
+			// making series at once may each pass the check: the cap is
+			// exceeded by at most their number.)
 			k = opKey{Other, Other, Other, Other}
 		}
-		o = s.t.ops[s.side].WithLabelValues(k.method, k.tool, k.version, k.err, s.name)
-		s.mu.Lock()
-		s.ops[k] = o
-		s.mu.Unlock()
+		h = s.ops.loadOrStore(k, func() *histogram {
+			return s.t.met.ops[s.side].with(k.method, k.tool, k.version, k.err, s.name).h
+		})
 	}
-	o.Observe(seconds)
+	h.observe(seconds)
 }

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -26,7 +24,8 @@ const (
 type Options struct {
 	Side Side
 
-	// Metrics keeps a Prometheus registry (Handler serves it).
+	// Metrics keeps counters and histograms (Handler serves them in the
+	// Prometheus text format).
 	Metrics bool
 
 	// Tracing exports spans over OTLP/HTTP as the OTEL_* environment says
@@ -49,13 +48,7 @@ type Telemetry struct {
 	side Side
 	log  zerolog.Logger
 
-	reg     *prometheus.Registry // nil: no metrics
-	ops     map[Side]*prometheus.HistogramVec
-	rejects *prometheus.CounterVec
-	restart *prometheus.CounterVec
-	rounds  *prometheus.CounterVec
-	streams *prometheus.GaugeVec
-	gauges  *gaugeCollector
+	met *metrics // nil: no metrics
 
 	tp     *sdktrace.TracerProvider // nil: no tracing
 	tracer trace.Tracer
@@ -93,10 +86,10 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 // Handler serves the Prometheus text format at any path it is mounted on;
 // it answers 404 when metrics are off.
 func (t *Telemetry) Handler() http.Handler {
-	if t == nil || t.reg == nil {
+	if t == nil || t.met == nil {
 		return http.NotFoundHandler()
 	}
-	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{ErrorLog: promLogger{t.log}})
+	return t.met
 }
 
 // Shutdown flushes the spans still queued (within ctx) and stops the
@@ -139,7 +132,3 @@ func (t *Telemetry) ScopeFor(side Side, name string) *Scope {
 	t.scopes[k] = s
 	return s
 }
-
-type promLogger struct{ log zerolog.Logger }
-
-func (l promLogger) Println(v ...any) { l.log.Warn().Msgf("metrics: %v", v) }
