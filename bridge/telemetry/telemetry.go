@@ -9,8 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Side says which end of MCP the bridge plays: serve is the server to its
@@ -57,8 +55,7 @@ type Telemetry struct {
 	streams *prometheus.GaugeVec
 	gauges  *gaugeCollector
 
-	tp     *sdktrace.TracerProvider // nil: no tracing
-	tracer trace.Tracer
+	tracer *tracer // nil: no tracing
 
 	mu     sync.Mutex
 	scopes map[scopeKey]*Scope
@@ -102,13 +99,10 @@ func (t *Telemetry) Handler() http.Handler {
 // Shutdown flushes the spans still queued (within ctx) and stops the
 // exporter.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if t == nil || t.tp == nil {
+	if t == nil || t.tracer == nil {
 		return nil
 	}
-	if err := t.tp.Shutdown(ctx); err != nil {
-		return errors.Join(errors.New("telemetry: flushing spans"), err)
-	}
-	return nil
+	return t.tracer.shutdown(ctx)
 }
 
 // Scope returns the Scope of the MCP server called name ("" for the single
