@@ -187,10 +187,15 @@ func (o *Op) End() {
 		o.s.observe(o.method, o.tool, o.version, errType, time.Since(o.start).Seconds())
 	}
 	if o.sc.sampled() {
-		o.end = time.Now()
-		o.outType, o.outMsg, o.outSession = errType, msg, session
+		o.finish(errType, msg, session)
 		o.s.t.tracer.batch.enqueue(o)
 	}
+}
+
+// finish fixes what the exporter reads of an ended span.
+func (o *Op) finish(errType, msg, session string) {
+	o.end = time.Now()
+	o.outType, o.outMsg, o.outSession = errType, msg, session
 }
 
 // WithTrace is WithTraceContext for a relay: the edited message, parsed,

@@ -1,9 +1,6 @@
 package telemetry
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // The OTLP protobuf encoding of ExportTraceServiceRequest, written by hand
 // (opentelemetry-proto v1: collector/trace/v1, trace/v1, common/v1,
@@ -34,15 +31,37 @@ func (p *pb) tag(field, wt int) { p.varint(uint64(field)<<3 | uint64(wt)) }
 // anything else, losing the whole batch), and a tool name or an error
 // message comes from a peer: invalid bytes become U+FFFD.
 func (p *pb) str(field int, s string) {
-	if s == "" {
-		return
+	if s != "" {
+		p.strAlways(field, s)
 	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+}
+
+// strAlways writes s even when empty: a oneof member (AnyValue's
+// string_value) is present at its default value too.
+func (p *pb) strAlways(field int, s string) {
+	s = toValidUTF8(s)
 	p.tag(field, wireBytes)
 	p.varint(uint64(len(s)))
 	p.b = append(p.b, s...)
+}
+
+// toValidUTF8 replaces each byte that is not UTF-8 with U+FFFD, as the
+// JSON encoder does, so that both encodings carry the same text.
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }
 
 func (p *pb) bytes(field int, b []byte) {
@@ -108,7 +127,7 @@ func (p *pb) attr(field int, key, value string) {
 	kv := p.open(field)
 	p.str(1, key)
 	v := p.open(2)
-	p.str(1, value)
+	p.strAlways(1, value)
 	p.close(v)
 	p.close(kv)
 }

@@ -154,7 +154,7 @@ func validTracestate(s string) bool {
 		keys[n] = k
 		n++
 	}
-	return true
+	return n > 0 // nothing to pass on in ",,"
 }
 
 // stateKey: simple-key = lcalpha 0*255( lcalpha / DIGIT / "_" / "-"/ "*" /
