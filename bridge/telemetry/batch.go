@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,11 +138,11 @@ func (b *batcher) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		b.cancel()
 		<-b.exited
-		return errors.Join(errors.New("telemetry: flushing spans"), ctx.Err())
+		return fmt.Errorf("telemetry: flushing spans: %w", ctx.Err())
 	}
 	b.cancel()
 	if b.lastErr != nil {
-		return errors.Join(errors.New("telemetry: flushing spans"), b.lastErr)
+		return fmt.Errorf("telemetry: flushing spans: %w", b.lastErr)
 	}
 	return nil
 }
