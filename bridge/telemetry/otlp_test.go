@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -40,11 +39,11 @@ func tracingScope(t testing.TB, side Side, name string, extra map[string]string)
 
 // decodeBoth encodes ops as protobuf and as JSON and decodes each with the
 // reference bindings (test-only imports); both must agree.
-func decodeBoth(t testing.TB, res []pair, ops []*Op) *coltracepb.ExportTraceServiceRequest {
+func decodeBoth(t testing.TB, res []pair, ops []*Op) *tracepb.TracesData {
 	t.Helper()
 	var p pb
 	appendProtoRequest(&p, res, "1.2.3", ops)
-	var fromProto coltracepb.ExportTraceServiceRequest
+	var fromProto tracepb.TracesData
 	if err := proto.Unmarshal(p.b, &fromProto); err != nil {
 		t.Fatalf("protobuf does not decode: %v", err)
 	}

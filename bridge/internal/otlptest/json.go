@@ -7,20 +7,19 @@ import (
 	"fmt"
 	"strconv"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// DecodeJSON decodes an ExportTraceServiceRequest in the OTLP JSON
+// DecodeJSON decodes an ExportTraceServiceRequest (as TracesData) in the OTLP JSON
 // encoding: lowerCamelCase keys, trace and span ids in hex ("MUST be
 // represented as case-insensitive hex-encoded strings"), enums as
 // integers, 64-bit integers as decimal strings or numbers. protojson
 // cannot read it (it wants base64 ids). Unknown keys are errors, so that a
 // misspelt field fails the test instead of vanishing; it covers the
 // fields the bridge sends (string attributes, no events).
-func DecodeJSON(b []byte) (*coltracepb.ExportTraceServiceRequest, error) {
+func DecodeJSON(b []byte) (*tracepb.TracesData, error) {
 	var in struct {
 		ResourceSpans []struct {
 			Resource struct {
@@ -42,7 +41,7 @@ func DecodeJSON(b []byte) (*coltracepb.ExportTraceServiceRequest, error) {
 	if err := dec.Decode(&in); err != nil {
 		return nil, err
 	}
-	out := &coltracepb.ExportTraceServiceRequest{}
+	out := &tracepb.TracesData{}
 	for _, rs := range in.ResourceSpans {
 		ors := &tracepb.ResourceSpans{Resource: &resourcepb.Resource{Attributes: kvs(rs.Resource.Attributes)}, SchemaUrl: rs.SchemaURL}
 		for _, ss := range rs.ScopeSpans {

@@ -2,7 +2,9 @@
 // the requests the bridge's exporter sends — protobuf with the reference
 // Go bindings (go.opentelemetry.io/proto/otlp), JSON per the OTLP JSON
 // mapping — and keeps them. It is imported by tests only, so those
-// bindings never reach the binary.
+// bindings never reach the binary. Requests decode as TracesData, whose
+// wire form is ExportTraceServiceRequest's (resource_spans = 1), so that
+// not even the tests link the gRPC collector stubs.
 package otlptest
 
 import (
@@ -15,7 +17,6 @@ import (
 	"sync"
 	"testing"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -25,7 +26,7 @@ type Receiver struct {
 	URL string
 
 	mu       sync.Mutex
-	requests []*coltracepb.ExportTraceServiceRequest
+	requests []*tracepb.TracesData
 	headers  []http.Header
 	spans    []*tracepb.Span
 }
@@ -61,7 +62,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	msg := &coltracepb.ExportTraceServiceRequest{}
+	msg := &tracepb.TracesData{}
 	switch ct {
 	case "application/x-protobuf":
 		err = proto.Unmarshal(b, msg)
@@ -89,9 +90,8 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Write([]byte(`{}`))
 		return
 	}
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	// An empty ExportTraceServiceResponse: full success.
 	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
 }
 
 // Spans returns the spans received so far.
@@ -103,10 +103,10 @@ func (r *Receiver) Spans() []*tracepb.Span {
 
 // Requests returns the export requests received so far, decoded, and the
 // HTTP headers each came with.
-func (r *Receiver) Requests() ([]*coltracepb.ExportTraceServiceRequest, []http.Header) {
+func (r *Receiver) Requests() ([]*tracepb.TracesData, []http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*coltracepb.ExportTraceServiceRequest(nil), r.requests...), append([]http.Header(nil), r.headers...)
+	return append([]*tracepb.TracesData(nil), r.requests...), append([]http.Header(nil), r.headers...)
 }
 
 // Attr returns a string attribute of s ("" if absent).
