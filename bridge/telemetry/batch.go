@@ -37,6 +37,7 @@ type batcher struct {
 
 	stop     chan struct{}
 	stopOnce sync.Once
+	stopped  atomic.Bool
 	exited   chan struct{}
 	base     context.Context // cancelled when Shutdown's ctx ends first
 	cancel   context.CancelFunc
@@ -57,6 +58,9 @@ func newBatcher(cfg batchConfig, exp spanExporter, log zerolog.Logger) *batcher 
 // queue is full (the collector is slow or down) the span is dropped and
 // counted — spec: "the processor ... MUST NOT block" on End.
 func (b *batcher) enqueue(o *Op) {
+	if b.stopped.Load() {
+		return // after Shutdown: nobody would export it
+	}
 	select {
 	case b.queue <- o:
 		if len(b.queue) >= b.cfg.maxBatch {
@@ -132,7 +136,10 @@ func (b *batcher) exportOne(batch []*Op) error {
 // when ctx ends, whichever is first (then the export in flight is
 // abandoned). Either way the goroutine has exited when it returns.
 func (b *batcher) shutdown(ctx context.Context) error {
-	b.stopOnce.Do(func() { close(b.stop) })
+	b.stopOnce.Do(func() {
+		b.stopped.Store(true)
+		close(b.stop)
+	})
 	select {
 	case <-b.exited:
 	case <-ctx.Done():

@@ -297,6 +297,12 @@ func TestCollectorDownOrStuck(t *testing.T) {
 		if !strings.Contains(log.String(), "exporting spans failed") {
 			t.Errorf("no warning: %s", log.String())
 		}
+		// Requests still in flight at exit end their spans after Shutdown:
+		// ignored, not queued, not counted as drops.
+		endSpans(tel, 3000)
+		if n := tel.tracer.batch.dropped.Load(); n != 0 || len(tel.tracer.batch.queue) != 0 {
+			t.Errorf("after Shutdown: %d dropped, %d queued", n, len(tel.tracer.batch.queue))
+		}
 	})
 	t.Run("stuck", func(t *testing.T) {
 		release := make(chan struct{})
