@@ -58,6 +58,7 @@ func TestSpansReachCollector(t *testing.T) {
 			o := s.Begin(&Request{Method: "tools/call", Name: "echo", ID: []byte("1"), MetaParent: meta, MetaState: "rojo=1", HeaderParent: hdr})
 			parent, state := o.Propagate()
 			o.End()
+			o.End() // a second End is ignored: still one span
 			r := s.Begin(&Request{Method: "initialize", ID: []byte("2"), HeaderParent: hdr})
 			r.SetSession("sess-9")
 			r.Fail("503", "")

@@ -39,17 +39,19 @@ type Op struct {
 	method, tool, version string
 	parent, state         string // what to pass on without tracing
 
-	// Tracing: sc is the span's own context (valid only when traced).
+	// Tracing: sc is the span's own context (valid only when traced);
+	// the rest is set only for a sampled span.
 	sc       spanContext
 	parentID [8]byte     // zero for a root span
 	link     spanContext // the HTTP header's context when _meta gave the parent
 	name     string      // params.name (the tool or the prompt)
 	id       string      // the raw JSON-RPC id
-	session  string
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards what follows: Result and SetSession may run on other goroutines
+	session string
 	errType string
 	errMsg  string
+	ended   bool
 
 	// Set by End before the Op is queued for export.
 	end             time.Time
@@ -174,15 +176,19 @@ func (o *Op) Result(m *wire.Message) {
 }
 
 // End records the duration and ends the span: a sampled span is queued for
-// export, never waiting for the network (a full queue drops it). Call it
-// once.
+// export, never waiting for the network (a full queue drops it). Calls
+// after the first do nothing.
 func (o *Op) End() {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
-	errType, msg, session := o.errType, o.errMsg, o.session
+	errType, msg, session, again := o.errType, o.errMsg, o.session, o.ended
+	o.ended = true
 	o.mu.Unlock()
+	if again {
+		return // a second End would count twice and race with the exporter
+	}
 	if o.s.metrics() {
 		o.s.observe(o.method, o.tool, o.version, errType, time.Since(o.start).Seconds())
 	}
