@@ -37,7 +37,8 @@ type Options struct {
 	// Version is the bridge's version (service.version).
 	Version string
 
-	// Logger receives export errors, rate-limited by the SDK's own retries.
+	// Logger receives export errors and drops (rate-limited: one line per
+	// kind per 10 s).
 	Logger zerolog.Logger
 }
 
