@@ -42,21 +42,20 @@ type Op struct {
 	// Tracing: sc is the span's own context (valid only when traced);
 	// the rest is set only for a sampled span.
 	sc       spanContext
-	parentID [8]byte     // zero for a root span
-	link     spanContext // the HTTP header's context when _meta gave the parent
-	name     string      // params.name (the tool or the prompt)
-	id       string      // the raw JSON-RPC id
+	parentID [8]byte      // zero for a root span
+	link     *spanContext // the HTTP header's context when _meta gave the parent
+	name     string       // params.name (the tool or the prompt)
+	id       string       // the raw JSON-RPC id
 
-	mu      sync.Mutex // guards what follows: Result and SetSession may run on other goroutines
+	// Guarded by mu until End; End sets ended, after which nothing changes
+	// them (Fail and SetSession are then ignored) and the exporter reads
+	// them without the lock.
+	mu      sync.Mutex
 	session string
 	errType string
 	errMsg  string
 	ended   bool
-
-	// Set by End before the Op is queued for export.
-	end             time.Time
-	outType, outMsg string
-	outSession      string
+	endNs   int64 // unix nanoseconds
 }
 
 // Begin starts observing r. It returns nil (a valid, inert Op) when s is.
@@ -90,7 +89,7 @@ func (s *Scope) Begin(r *Request) *Op {
 	if r.HeaderParent != "" {
 		if hdr, ok := parseTraceparent(r.HeaderParent, r.HeaderState); ok {
 			if parent.valid() {
-				o.link = hdr
+				o.link = &hdr // rare: both carried a context
 			} else {
 				parent = hdr
 			}
@@ -137,7 +136,9 @@ func (o *Op) Propagate() (parent, state string) {
 func (o *Op) SetSession(id string) {
 	if o != nil && o.sc.sampled() && id != "" {
 		o.mu.Lock()
-		o.session = id
+		if !o.ended {
+			o.session = id
+		}
 		o.mu.Unlock()
 	}
 }
@@ -150,7 +151,7 @@ func (o *Op) Fail(errType, msg string) {
 		return
 	}
 	o.mu.Lock()
-	if o.errType == "" {
+	if o.errType == "" && !o.ended {
 		o.errType, o.errMsg = errType, msg
 	}
 	o.mu.Unlock()
@@ -183,25 +184,20 @@ func (o *Op) End() {
 		return
 	}
 	o.mu.Lock()
-	errType, msg, session, again := o.errType, o.errMsg, o.session, o.ended
-	o.ended = true
-	o.mu.Unlock()
-	if again {
+	if o.ended {
+		o.mu.Unlock()
 		return // a second End would count twice and race with the exporter
 	}
+	now := time.Now()
+	o.ended, o.endNs = true, now.UnixNano()
+	errType := o.errType
+	o.mu.Unlock()
 	if o.s.metrics() {
-		o.s.observe(o.method, o.tool, o.version, errType, time.Since(o.start).Seconds())
+		o.s.observe(o.method, o.tool, o.version, errType, now.Sub(o.start).Seconds())
 	}
 	if o.sc.sampled() {
-		o.finish(errType, msg, session)
 		o.s.t.tracer.batch.enqueue(o)
 	}
-}
-
-// finish fixes what the exporter reads of an ended span.
-func (o *Op) finish(errType, msg, session string) {
-	o.end = time.Now()
-	o.outType, o.outMsg, o.outSession = errType, msg, session
 }
 
 // WithTrace is WithTraceContext for a relay: the edited message, parsed,

@@ -69,7 +69,7 @@ func appendJSONSpan(b []byte, o *Op) []byte {
 	b = append(b, `,"startTimeUnixNano":"`...)
 	b = strconv.AppendInt(b, o.start.UnixNano(), 10)
 	b = append(b, `","endTimeUnixNano":"`...)
-	b = strconv.AppendInt(b, o.end.UnixNano(), 10)
+	b = strconv.AppendInt(b, o.endNs, 10)
 	b = append(b, `","attributes":[`...)
 	first := true
 	o.eachAttr(func(k, v string) {
@@ -80,7 +80,7 @@ func appendJSONSpan(b []byte, o *Op) []byte {
 		b = appendJSONAttr(b, k, v)
 	})
 	b = append(b, ']')
-	if o.link.valid() {
+	if o.link != nil {
 		b = append(b, `,"links":[{"traceId":"`...)
 		b = appendHex(b, o.link.traceID[:])
 		b = append(b, `","spanId":"`...)
@@ -94,11 +94,11 @@ func appendJSONSpan(b []byte, o *Op) []byte {
 		b = strconv.AppendUint(b, uint64(otlpFlags(o.link.flags, true)), 10)
 		b = append(b, `}]`...)
 	}
-	if o.outType != "" {
+	if o.errType != "" {
 		b = append(b, `,"status":{"code":2`...)
-		if o.outMsg != "" {
+		if o.errMsg != "" {
 			b = append(b, `,"message":`...)
-			b = wire.AppendString(b, o.outMsg)
+			b = wire.AppendString(b, o.errMsg)
 		}
 		b = append(b, '}')
 	}

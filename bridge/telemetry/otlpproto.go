@@ -196,9 +196,9 @@ func appendProtoSpan(p *pb, o *Op) {
 	p.str(5, o.spanName())
 	p.uint(6, o.kind())
 	p.fixed64(7, uint64(o.start.UnixNano()))
-	p.fixed64(8, uint64(o.end.UnixNano()))
+	p.fixed64(8, uint64(o.endNs))
 	o.eachAttr(func(k, v string) { p.attr(9, k, v) })
-	if o.link.valid() {
+	if o.link != nil {
 		l := p.open(13) // Link: trace_id = 1, span_id = 2, trace_state = 3, flags = 6
 		p.bytes(1, o.link.traceID[:])
 		p.bytes(2, o.link.spanID[:])
@@ -206,9 +206,9 @@ func appendProtoSpan(p *pb, o *Op) {
 		p.fixed32(6, otlpFlags(o.link.flags, true))
 		p.close(l)
 	}
-	if o.outType != "" {
+	if o.errType != "" {
 		st := p.open(15) // Status: message = 2, code = 3
-		p.str(2, o.outMsg)
+		p.str(2, o.errMsg)
 		p.uint(3, statusCodeError)
 		p.close(st)
 	}
@@ -250,17 +250,17 @@ func (o *Op) eachAttr(f func(k, v string)) {
 	if o.version != "" {
 		f("mcp.protocol.version", o.version)
 	}
-	if o.outSession != "" {
-		f("mcp.session.id", o.outSession)
+	if o.session != "" {
+		f("mcp.session.id", o.session)
 	}
 	if o.s.name != "" {
 		f("mcp.bridge.server", o.s.name)
 	}
-	if o.outType != "" {
-		f("error.type", o.outType)
+	if o.errType != "" {
+		f("error.type", o.errType)
 		// A JSON-RPC error code (negative) is also the response status.
-		if o.outType[0] == '-' && isDigits(o.outType[1:]) {
-			f("rpc.response.status_code", o.outType)
+		if o.errType[0] == '-' && isDigits(o.errType[1:]) {
+			f("rpc.response.status_code", o.errType)
 		}
 	}
 }
