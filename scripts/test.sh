@@ -113,6 +113,7 @@ fuzz ./bridge/telemetry FuzzWithTraceContext
 fuzz ./bridge/telemetry FuzzTraceContext
 fuzz ./bridge/telemetry FuzzParseList
 fuzz ./bridge/telemetry FuzzOTLPEncoding
+fuzz ./bridge/telemetry FuzzCollectorResponse
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

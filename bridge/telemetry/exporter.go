@@ -13,6 +13,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 )
 
 // maxResponse bounds what the exporter reads of a collector's answer: it
@@ -29,9 +31,11 @@ type httpExporter struct {
 	client    *http.Client
 	log       zerolog.Logger
 
-	enc  pb
-	zbuf bytes.Buffer
-	zw   *gzip.Writer
+	enc     pb
+	zbuf    bytes.Buffer
+	zw      *gzip.Writer
+	resp    bytes.Buffer // the collector's answer, at most maxResponse
+	partLog ratelog.Limiter
 }
 
 // A StatusError is a collector's refusal of a batch with a status that
@@ -81,6 +85,7 @@ func (e *httpExporter) export(ctx context.Context, spans []*Op) error {
 		code, retryAfter, err := e.post(ctx, body)
 		switch {
 		case err == nil && code/100 == 2:
+			e.partial(len(spans))
 			return nil
 		case ctx.Err() != nil:
 			return fmt.Errorf("telemetry: exporting %d spans: %w", len(spans), context.Cause(ctx))
@@ -150,10 +155,31 @@ func (e *httpExporter) post(ctx context.Context, body []byte) (int, time.Duratio
 	if err != nil {
 		return 0, 0, err
 	}
-	// Read (a bounded part of) the body so that the connection is reused.
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+	// Read (a bounded part of) the body: a success may carry a partial
+	// success, and a drained body lets the connection be reused.
+	e.resp.Reset()
+	e.resp.ReadFrom(io.LimitReader(resp.Body, maxResponse))
 	resp.Body.Close()
 	return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), time.Now()), nil
+}
+
+// partial warns when the collector's 2xx answer says it rejected some of
+// the n spans (a partial success; retrying would not help).
+func (e *httpExporter) partial(n int) {
+	parse := parseProtoResponse
+	if e.cfg.json {
+		parse = parseJSONResponse
+	}
+	ps, err := parse(e.resp.Bytes())
+	if err != nil || ps.rejected == 0 && ps.msg == "" {
+		return
+	}
+	msg := ps.msg
+	if len(msg) > 256 {
+		msg = msg[:256] + "…"
+	}
+	e.partLog.Event(&e.log, zerolog.WarnLevel).Int64("rejected_spans", ps.rejected).Int("spans", n).Str("collector_message", msg).
+		Msg("telemetry: the collector accepted the batch only in part")
 }
 
 // retryAfter reads a Retry-After header: delay-seconds or an HTTP-date
