@@ -111,6 +111,10 @@ fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
 fuzz ./bridge/telemetry FuzzWithTraceContext
+fuzz ./bridge/telemetry FuzzTraceContext
+fuzz ./bridge/telemetry FuzzParseList
+fuzz ./bridge/telemetry FuzzOTLPEncoding
+fuzz ./bridge/telemetry FuzzCollectorResponse
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

@@ -2,14 +2,9 @@ package telemetry
 
 import (
 	"bytes"
-	"context"
 	"strconv"
 	"sync"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -35,17 +30,32 @@ type Request struct {
 }
 
 // An Op is one MCP request being observed: it holds its span, learns its
-// outcome and, at End, records its duration.
+// outcome and, at End, records its duration. With tracing on, the Op is
+// the span record itself (one allocation per request): End hands it to
+// the batch processor, whose goroutine alone reads it after that.
 type Op struct {
 	s                     *Scope
 	start                 time.Time
 	method, tool, version string
-	span                  trace.Span // nil unless tracing
-	parent, state         string     // what to pass on without tracing
+	parent, state         string // what to pass on without tracing
 
+	// Tracing: sc is the span's own context (valid only when traced);
+	// the rest is set only for a sampled span.
+	sc       spanContext
+	parentID [8]byte      // zero for a root span
+	link     *spanContext // the HTTP header's context when _meta gave the parent
+	name     string       // params.name (the tool or the prompt)
+	id       string       // the raw JSON-RPC id
+
+	// Guarded by mu until End; End sets ended, after which nothing changes
+	// them (Fail and SetSession are then ignored) and the exporter reads
+	// them without the lock.
 	mu      sync.Mutex
+	session string
 	errType string
 	errMsg  string
+	ended   bool
+	endNs   int64 // unix nanoseconds
 }
 
 // Begin starts observing r. It returns nil (a valid, inert Op) when s is.
@@ -68,66 +78,45 @@ func (s *Scope) Begin(r *Request) *Op {
 	if o.parent == "" {
 		o.parent, o.state = r.HeaderParent, r.HeaderState
 	}
-	if s.t.tracer == nil {
+	tr := s.t.tracer
+	if tr == nil {
 		return o
 	}
-	ctx := context.Background()
-	var links []trace.Link
-	meta, hdr := remote(r.MetaParent, r.MetaState), remote(r.HeaderParent, r.HeaderState)
-	switch {
-	case meta.IsValid():
-		ctx = trace.ContextWithRemoteSpanContext(ctx, meta)
-		if hdr.IsValid() {
-			links = append(links, trace.Link{SpanContext: hdr})
+	var parent spanContext
+	if r.MetaParent != "" {
+		parent, _ = parseTraceparent(r.MetaParent, r.MetaState)
+	}
+	if r.HeaderParent != "" {
+		if hdr, ok := parseTraceparent(r.HeaderParent, r.HeaderState); ok {
+			if parent.valid() {
+				o.link = &hdr // rare: both carried a context
+			} else {
+				parent = hdr
+			}
 		}
-	case hdr.IsValid():
-		ctx = trace.ContextWithRemoteSpanContext(ctx, hdr)
 	}
-	kind := trace.SpanKindServer
-	if s.side == Client {
-		kind = trace.SpanKindClient
+	tr.start(o, &parent)
+	if o.sc.sampled() {
+		o.name, o.session = r.Name, r.Session
+		if len(r.ID) > 0 {
+			o.id = string(r.ID) // r.ID may be a reused buffer
+		}
 	}
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, attribute.String("mcp.method.name", r.Method),
-		attribute.String("network.transport", "tcp"), attribute.String("network.protocol.name", "http"))
-	name := r.Method
-	switch r.Method {
-	case "tools/call":
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", r.Name), attribute.String("gen_ai.operation.name", "execute_tool"))
-		name += " " + r.Name
-	case "prompts/get":
-		attrs = append(attrs, attribute.String("gen_ai.prompt.name", r.Name))
-		name += " " + r.Name
-	}
-	if id := jsonrpcID(r.ID); id != "" {
-		attrs = append(attrs, attribute.String("jsonrpc.request.id", id))
-	}
-	if r.Version != "" {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", r.Version))
-	}
-	if r.Session != "" {
-		attrs = append(attrs, attribute.String("mcp.session.id", r.Session))
-	}
-	if s.name != "" {
-		attrs = append(attrs, attribute.String("mcp.bridge.server", s.name))
-	}
-	_, o.span = s.t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(o.start),
-		trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	return o
 }
 
 // jsonrpcID is the string form of a raw id (semconv: not for null or
 // absent ids).
-func jsonrpcID(raw []byte) string {
-	if len(raw) == 0 || string(raw) == "null" {
+func jsonrpcID(raw string) string {
+	if raw == "" || raw == "null" {
 		return ""
 	}
 	if raw[0] == '"' {
-		if s, err := strconv.Unquote(string(raw)); err == nil {
+		if s, err := strconv.Unquote(raw); err == nil {
 			return s
 		}
 	}
-	return string(raw)
+	return raw
 }
 
 // Propagate returns the trace context to pass on in params._meta: the
@@ -136,19 +125,21 @@ func (o *Op) Propagate() (parent, state string) {
 	if o == nil {
 		return "", ""
 	}
-	if o.span == nil {
+	if !o.sc.valid() {
 		return o.parent, o.state
 	}
-	c := traceCarrier{}
-	w3c.Inject(trace.ContextWithSpan(context.Background(), o.span), &c)
-	return c.parent, c.state
+	return o.sc.traceparent(), o.sc.state
 }
 
 // SetSession names the 2025 session the request belongs to, when it is
 // known only after the request (an initialize minting one).
 func (o *Op) SetSession(id string) {
-	if o != nil && o.span != nil && id != "" {
-		o.span.SetAttributes(attribute.String("mcp.session.id", id))
+	if o != nil && o.sc.sampled() && id != "" {
+		o.mu.Lock()
+		if !o.ended {
+			o.session = id
+		}
+		o.mu.Unlock()
 	}
 }
 
@@ -160,7 +151,7 @@ func (o *Op) Fail(errType, msg string) {
 		return
 	}
 	o.mu.Lock()
-	if o.errType == "" {
+	if o.errType == "" && !o.ended {
 		o.errType, o.errMsg = errType, msg
 	}
 	o.mu.Unlock()
@@ -185,26 +176,27 @@ func (o *Op) Result(m *wire.Message) {
 	}
 }
 
-// End records the duration and ends the span. Call it once.
+// End records the duration and ends the span: a sampled span is queued for
+// export, never waiting for the network (a full queue drops it). Calls
+// after the first do nothing.
 func (o *Op) End() {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
-	errType, msg := o.errType, o.errMsg
+	if o.ended {
+		o.mu.Unlock()
+		return // a second End would count twice and race with the exporter
+	}
+	now := time.Now()
+	o.ended, o.endNs = true, now.UnixNano()
+	errType := o.errType
 	o.mu.Unlock()
 	if o.s.metrics() {
-		o.s.observe(o.method, o.tool, o.version, errType, time.Since(o.start).Seconds())
+		o.s.observe(o.method, o.tool, o.version, errType, now.Sub(o.start).Seconds())
 	}
-	if o.span != nil {
-		if errType != "" {
-			o.span.SetAttributes(attribute.String("error.type", errType))
-			if _, err := strconv.Atoi(errType); err == nil && errType[0] == '-' {
-				o.span.SetAttributes(attribute.String("rpc.response.status_code", errType))
-			}
-			o.span.SetStatus(codes.Error, msg)
-		}
-		o.span.End()
+	if o.sc.sampled() {
+		o.s.t.tracer.batch.enqueue(o)
 	}
 }
 

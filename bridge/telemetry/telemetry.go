@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Side says which end of MCP the bridge plays: serve is the server to its
@@ -38,7 +36,8 @@ type Options struct {
 	// Version is the bridge's version (service.version).
 	Version string
 
-	// Logger receives export errors, rate-limited by the SDK's own retries.
+	// Logger receives export errors and drops (rate-limited: one line per
+	// kind per 10 s).
 	Logger zerolog.Logger
 }
 
@@ -50,8 +49,7 @@ type Telemetry struct {
 
 	met *metrics // nil: no metrics
 
-	tp     *sdktrace.TracerProvider // nil: no tracing
-	tracer trace.Tracer
+	tracer *tracer // nil: no tracing
 
 	mu     sync.Mutex
 	scopes map[scopeKey]*Scope
@@ -95,13 +93,10 @@ func (t *Telemetry) Handler() http.Handler {
 // Shutdown flushes the spans still queued (within ctx) and stops the
 // exporter.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if t == nil || t.tp == nil {
+	if t == nil || t.tracer == nil {
 		return nil
 	}
-	if err := t.tp.Shutdown(ctx); err != nil {
-		return errors.Join(errors.New("telemetry: flushing spans"), err)
-	}
-	return nil
+	return t.tracer.shutdown(ctx)
 }
 
 // Scope returns the Scope of the MCP server called name ("" for the single

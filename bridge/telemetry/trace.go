@@ -2,16 +2,10 @@ package telemetry
 
 import (
 	"context"
-	"fmt"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
 	"strings"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // TracingFromEnv reports whether the OTEL_* environment asks for traces:
@@ -29,64 +23,73 @@ func TracingFromEnv(getenv func(string) string) bool {
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
-// initTracing builds the OTLP/HTTP exporter and the tracer provider. Both
-// read the rest of the standard variables themselves: endpoint, headers,
-// timeout, TLS files, compression (OTEL_EXPORTER_OTLP_*), sampler
-// (OTEL_TRACES_SAMPLER[_ARG]), batching (OTEL_BSP_*), service name and
-// resource attributes (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
-func (t *Telemetry) initTracing(ctx context.Context, opts Options) error {
-	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return fmt.Errorf("telemetry: OTLP exporter: %w", err)
+// tracer starts spans (ids, sampling) and hands ended ones to its batch
+// processor. It is the bridge's whole tracing SDK: spans are Ops, their
+// attributes fields, and the OTLP encoding happens on the processor's
+// goroutine, off the request path.
+type tracer struct {
+	sampler sampler
+	batch   *batcher
+}
+
+// initTracing reads the OTEL_* environment (see exportConfigFromEnv for
+// the list) and starts the batch processor. A configuration the bridge
+// cannot honour (gRPC, an unreadable certificate, an endpoint that is not
+// http(s)) is an error; a bad tuning value is a warning and its default.
+func (t *Telemetry) initTracing(_ context.Context, opts Options) error {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "mcp-bridge"), attribute.String("service.version", opts.Version)),
-		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	cfg, err := exportConfigFromEnv(getenv, t.log)
 	if err != nil {
-		t.log.Warn().Err(err).Msg("telemetry: OTEL_RESOURCE_ATTRIBUTES partly unreadable")
+		return err
 	}
-	// Export failures are the SDK's to retry; they are worth a warning,
-	// not a crash, and must not go to connect's stdout.
-	log := t.log
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn().Err(err).Msg("telemetry: exporting spans") }))
-	t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	t.tracer = t.tp.Tracer("github.com/mcp-bridge/mcp-bridge", trace.WithInstrumentationVersion(opts.Version))
+	smp, err := newSampler(getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG"))
+	if err != nil {
+		t.log.Warn().Err(err).Msg("telemetry: sampler")
+	}
+	res := resourceFromEnv(getenv, opts.Version, t.log)
+	exp, err := newExporter(cfg, res, opts.Version, t.log)
+	if err != nil {
+		return err
+	}
+	t.tracer = &tracer{sampler: smp, batch: newBatcher(cfg.batch, exp, t.log)}
 	return nil
 }
 
-// traceCarrier is a propagation.TextMapCarrier over the two W3C fields
-// (MCP carries them in params._meta, HTTP in headers), without a map.
-type traceCarrier struct{ parent, state string }
-
-func (c *traceCarrier) Get(key string) string {
-	switch key {
-	case "traceparent":
-		return c.parent
-	case "tracestate":
-		return c.state
+// start gives o its span context: a child of parent when that is valid
+// (same trace, its tracestate and random flag), else the root of a new
+// trace; sampled as the sampler says.
+func (tr *tracer) start(o *Op, parent *spanContext) {
+	sc := &o.sc
+	if parent.valid() {
+		sc.traceID, sc.state, sc.flags = parent.traceID, parent.state, parent.flags&flagRandom
+		o.parentID = parent.spanID
+	} else {
+		newTraceID(&sc.traceID)
 	}
-	return ""
-}
-
-func (c *traceCarrier) Set(key, value string) {
-	switch key {
-	case "traceparent":
-		c.parent = value
-	case "tracestate":
-		c.state = value
+	newSpanID(&sc.spanID)
+	if tr.sampler.sample(parent, &sc.traceID) {
+		sc.flags |= flagSampled
 	}
 }
 
-func (c *traceCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }
-
-var w3c propagation.TraceContext
-
-// remote returns the span context a traceparent/tracestate pair names
-// (invalid if it names none or is malformed).
-func remote(parent, state string) trace.SpanContext {
-	if parent == "" {
-		return trace.SpanContext{}
+// newTraceID and newSpanID draw random non-zero ids (W3C: all zeros is
+// invalid). math/rand/v2's global source is ChaCha8 seeded from the OS,
+// safe for concurrent use and cheap; ids need to be unique, not secret.
+func newTraceID(id *[16]byte) {
+	for *id == [16]byte{} {
+		hi, lo := rand.Uint64(), rand.Uint64()
+		binary.BigEndian.PutUint64(id[:8], hi)
+		binary.BigEndian.PutUint64(id[8:], lo)
 	}
-	c := traceCarrier{parent, state}
-	return trace.SpanContextFromContext(w3c.Extract(context.Background(), &c))
 }
+
+func newSpanID(id *[8]byte) {
+	for *id == [8]byte{} {
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
+	}
+}
+
+func (tr *tracer) shutdown(ctx context.Context) error { return tr.batch.shutdown(ctx) }

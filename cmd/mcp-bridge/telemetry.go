@@ -57,13 +57,8 @@ func (t *telemetryFlags) start(side telemetry.Side, log zerolog.Logger) (tel *te
 		return nil, stop, err
 	}
 	if tracing {
+		// New refused what it cannot honour (grpc, a bad endpoint).
 		log.Info().Msg("tracing: spans go to the OTLP endpoint of OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT")
-		for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-			if v := os.Getenv(k); v != "" && v != "http/protobuf" {
-				log.Warn().Str(k, v).Msg("tracing: only OTLP over HTTP (http/protobuf) is built in; sending that")
-				break
-			}
-		}
 	}
 	var srv *http.Server
 	served := make(chan struct{})

@@ -1,18 +1,22 @@
 // Package otlptest is an OTLP/HTTP trace receiver for tests: it decodes
-// the protobuf requests the SDK's otlptracehttp exporter sends and keeps
-// the spans.
+// the requests the bridge's exporter sends — protobuf with the reference
+// Go bindings (go.opentelemetry.io/proto/otlp), JSON per the OTLP JSON
+// mapping — and keeps them. It is imported by tests only, so those
+// bindings never reach the binary. Requests decode as TracesData, whose
+// wire form is ExportTraceServiceRequest's (resource_spans = 1), so that
+// not even the tests link the gRPC collector stubs.
 package otlptest
 
 import (
 	"compress/gzip"
 	"encoding/hex"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -21,20 +25,24 @@ import (
 type Receiver struct {
 	URL string
 
-	mu    sync.Mutex
-	spans []*tracepb.Span
+	mu       sync.Mutex
+	requests []*tracepb.TracesData
+	headers  []http.Header
+	spans    []*tracepb.Span
 }
 
 // Start serves a Receiver on loopback until the test ends.
 func Start(t testing.TB) *Receiver {
 	r := &Receiver{}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL
 	return r
 }
 
-func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+// ServeHTTP receives one export at /v1/traces; a test may wrap it to
+// inject faults.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
 		http.NotFound(w, req)
 		return
@@ -53,21 +61,37 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var msg coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(b, &msg); err != nil {
+	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	msg := &tracepb.TracesData{}
+	switch ct {
+	case "application/x-protobuf":
+		err = proto.Unmarshal(b, msg)
+	case "application/json":
+		msg, err = DecodeJSON(b)
+	default:
+		http.Error(w, "unsupported content type "+ct, http.StatusUnsupportedMediaType)
+		return
+	}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	r.mu.Lock()
+	r.requests = append(r.requests, msg)
+	r.headers = append(r.headers, req.Header.Clone())
 	for _, rs := range msg.ResourceSpans {
 		for _, ss := range rs.ScopeSpans {
 			r.spans = append(r.spans, ss.Spans...)
 		}
 	}
 	r.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	if ct == "application/json" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+		return
+	}
+	// An empty ExportTraceServiceResponse: full success.
 	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
 }
 
 // Spans returns the spans received so far.
@@ -75,6 +99,14 @@ func (r *Receiver) Spans() []*tracepb.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*tracepb.Span(nil), r.spans...)
+}
+
+// Requests returns the export requests received so far, decoded, and the
+// HTTP headers each came with.
+func (r *Receiver) Requests() ([]*tracepb.TracesData, []http.Header) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*tracepb.TracesData(nil), r.requests...), append([]http.Header(nil), r.headers...)
 }
 
 // Attr returns a string attribute of s ("" if absent).
