@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 // A 2026-07-28 call's SSE stream is detached from net/http once it has
@@ -62,8 +64,12 @@ type rawStream struct {
 	cancel context.CancelFunc // the stream's context: the client went away
 	token  uint64             // its name in the hangup watcher (0: it reads for itself)
 	chunks bool               // the body is chunked (an SSE stream)
-	rb     [1]byte            // the reader's buffer
-	hdr    [24]byte           // a chunk header
+	// counted: the stream is in the open-streams gauge, and leaves it when
+	// it ends (the handler that would have counted it down has returned).
+	counted bool
+	tel     *telemetry.Scope
+	rb      [1]byte  // the reader's buffer
+	hdr     [24]byte // a chunk header
 }
 
 var crlf = []byte("\r\n")
@@ -255,6 +261,9 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
 				rs.end(ctx, res != pumpClientGone)
+				if rs.counted {
+					rs.tel.StreamClosed()
+				}
 				h.detached.hang.forget(rs)
 				h.detached.remove(rs)
 				done(res)
@@ -293,7 +302,12 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 	ctx, cancel := context.WithCancel(context.Background())
 	// A response already started is an SSE stream whose head net/http
 	// wrote: HTTP/1.1 without a length, so its body is chunked.
-	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started}
+	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started, tel: h.tel}
+	if o, ok := rsp.w.(*obsWriter); ok && o.sse {
+		// Counted open when its head went out through the handler: the
+		// stream, not the returning handler, counts it closed.
+		o.sse, rs.counted = false, true
+	}
 	rsp.amu.Lock()
 	// net/http's buffers, request and response go with w and rc.
 	rsp.w, rsp.rc, rsp.raw = nil, nil, rs

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 // A progress stream that waits leaves net/http and still ends as a valid
@@ -162,6 +164,15 @@ func streamCost(tb testing.TB, n int) int64 {
 			tb.Fatalf("the SSE response does not say Connection: close: %q", got)
 		}
 	}
+	return detachedCost(tb, br, n, before, goBefore)
+}
+
+// detachedCost waits until n streams opened since before are detached,
+// checks the goroutines that serve them (none of net/http's, one writer a
+// stream, the hangup watcher's readers on Linux) and returns their heap and
+// stack bytes per stream.
+func detachedCost(tb testing.TB, br *Handler, n int, before memUse, goBefore int) int64 {
+	tb.Helper()
 	waitForTB(tb, "every stream to be detached", func() bool { return br.detached.count() == n })
 	after := liveBytes()
 	heap, stack := (after.heap-before.heap)/int64(n), (after.stack-before.stack)/int64(n)
@@ -221,5 +232,96 @@ func waitForTB(tb testing.TB, what string, cond func() bool) {
 			tb.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A 2025 session's standalone GET stream leaves net/http while it waits,
+// like a 2026-07-28 progress stream: it is detached, still carries the
+// session's notifications, keeps the session attached (the reaper must not
+// take a session whose client listens), and is counted in the open-streams
+// gauge until the client goes away.
+func TestLegacyGetStreamDetached(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tel, err := telemetry.New(ctx, telemetry.Options{Side: telemetry.Server, Metrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBridge(t, Config{Telemetry: tel}, bins["memos"], "-modern=false", "-dynamic-tools")
+	sid := legacyInit(t, b.URL, "", "2025-11-25")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	gctx, gcancel := context.WithCancel(ctx)
+	resp, ch := openSSE(t, gctx, http.MethodGet, b.URL, "", hdr)
+	if resp.Header.Get("Connection") != "close" && !resp.Close {
+		t.Errorf("a detachable GET stream should say Connection: close")
+	}
+	<-ch // priming event
+	waitFor(t, "the GET stream to detach", func() bool { return b.detached.count() == 1 })
+	s := b.sessions.lookup(sid)
+	attached := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.attached
+	}
+	if n := attached(); n != 1 {
+		t.Errorf("a session whose GET stream is detached has %d attachments, want 1 (its handler returned)", n)
+	}
+	if v, _ := sample(scrape(t, tel), "mcp_bridge_open_streams"); v != 1 {
+		t.Errorf("open streams with one detached GET stream: %v, want 1", v)
+	}
+	if r, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memo_toggle_beta","arguments":{}}}`, hdr); r.StatusCode != 200 {
+		t.Fatalf("toggle: %d %s", r.StatusCode, body)
+	}
+	if ev := <-ch; !strings.Contains(ev.data, "notifications/tools/list_changed") {
+		t.Fatalf("the detached GET stream carried %+v, want list_changed", ev)
+	}
+	gcancel()
+	waitFor(t, "the detached stream to end", func() bool { return b.detached.count() == 0 })
+	waitFor(t, "the attachment to be released", func() bool { return attached() == 0 })
+	if v, _ := sample(scrape(t, tel), "mcp_bridge_open_streams"); v != 0 {
+		t.Errorf("open streams after the client left: %v, want 0", v)
+	}
+}
+
+// A 2025 client's standalone GET stream, waiting, costs what a detached
+// progress stream does: n sessions (one shared child), each with an open
+// GET stream from a raw TCP client; none is served by net/http.
+func TestDetachedGetStreamCost(t *testing.T) {
+	const n = 100
+	br, err := New(Config{Command: commandFor(bins["memos"], "-modern=false"), SessionMode: SessionShared, MaxSessions: n + 10, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br.Start()
+	url := httptestServer(t, br) + br.cfg.path()
+	waitReady(t, strings.TrimSuffix(url, br.cfg.path()))
+	sids := make([]string, n)
+	for i := range sids {
+		sids[i] = legacyInit(t, url, "", "2025-11-25")
+	}
+	host := strings.TrimPrefix(strings.TrimSuffix(url, br.cfg.path()), "http://")
+	before := liveBytes()
+	goBefore := runtime.NumGoroutine()
+	buf := make([]byte, 4096)
+	for _, sid := range sids {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", br.cfg.path(), host, sid)
+		// Up to the priming event: the stream is open and waits.
+		var got []byte
+		for !bytes.Contains(got, []byte("retry: ")) {
+			k, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("GET stream: %v after %q", err, got)
+			}
+			got = append(got, buf[:k]...)
+		}
+	}
+	per := detachedCost(t, br, n, before, goBefore)
+	if !raceEnabled && per > 14<<10 {
+		t.Errorf("%d bytes of heap and stack per open GET stream, want at most %d", per, 14<<10)
 	}
 }

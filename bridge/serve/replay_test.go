@@ -122,7 +122,7 @@ func TestReplayLogBounds(t *testing.T) {
 	if l.bytes > 1000 || len(l.events) != 10 || l.events[0].seq != 41 {
 		t.Fatalf("by bytes: %d bytes, %d events, oldest %d", l.bytes, len(l.events), l.events[0].seq)
 	}
-	l = newReplayLog(1 << 30, nil)
+	l = newReplayLog(1<<30, nil)
 	st = l.open(newSink(1), true)
 	for i := 0; i < maxReplayEvents+10; i++ {
 		l.record(st, []byte("x"))
@@ -144,7 +144,7 @@ func TestReplayLogBounds(t *testing.T) {
 // At most maxParked broken POST streams wait for resumption; the oldest
 // goes first and its sink refuses further messages.
 func TestReplayParkedBound(t *testing.T) {
-	l := newReplayLog(1 << 20, nil)
+	l := newReplayLog(1<<20, nil)
 	var sinks []*sink
 	for i := 0; i <= maxParked; i++ {
 		sk := newSink(1)
@@ -258,7 +258,7 @@ func TestResumeBrokenGetStream(t *testing.T) {
 // the large-buffer pool, where the next large message would overwrite the
 // bytes a resume replays.
 func TestFinishKeepsLoggedBuffers(t *testing.T) {
-	l := newReplayLog(64 << 20, nil)
+	l := newReplayLog(64<<20, nil)
 	sk := newSink(-1)
 	st := l.open(sk, false)
 	rsp := newResponder(httptest.NewRecorder(), false)

@@ -110,6 +110,8 @@ func (r *responder) startSSE() error {
 		if err := r.raw.head(http.StatusOK, h, nil); err != nil {
 			return err
 		}
+		r.raw.counted = true
+		r.raw.tel.StreamOpened()
 	} else {
 		r.w.WriteHeader(http.StatusOK)
 		// A stream may legitimately outlive any server-wide write timeout.

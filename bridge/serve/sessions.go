@@ -578,6 +578,11 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	sk := t.h.newSink(-1)
 	st := s.replay.open(sk, false)
 	rsp := newResponder(w, false)
+	// The standalone stream is what a 2025 client keeps open for the whole
+	// session, mostly waiting: it leaves net/http while it waits, as a
+	// 2026-07-28 progress stream does (detach.go). Its connection carries
+	// nothing else anyway, so "Connection: close" costs nothing here.
+	rsp.detachable = canDetach(w, r)
 	rsp.resumable(s.replay, st, s.primes())
 	s.runGet(r, rsp, st, sk)
 }
@@ -599,9 +604,22 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	for _, m := range backlog {
 		sk.push(m, false)
 	}
-	if rsp.startSSE() == nil {
-		pump(r.Context(), rsp, sk, t.h.ka, s.endCh, t.h.closing)
+	if rsp.startSSE() != nil {
+		s.endGet(st, sk)
+		return
 	}
+	// A detached stream outlives its request, whose context held the
+	// client's attachment to the session (sessionFor): the stream holds
+	// one of its own until it ends, or the session would look idle.
+	s.attach()
+	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing, func(pumpResult) {
+		s.endGet(st, sk)
+		s.detach()
+	})
+}
+
+// endGet ends sk as the session's standalone stream.
+func (s *session) endGet(st *replayStream, sk *sink) {
 	// What was queued but never written waits for the next GET, ahead of
 	// anything newer.
 	left := sk.closeTake()
