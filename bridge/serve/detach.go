@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 // A 2026-07-28 call's SSE stream is detached from net/http once it has
@@ -64,10 +62,10 @@ type rawStream struct {
 	cancel context.CancelFunc // the stream's context: the client went away
 	token  uint64             // its name in the hangup watcher (0: it reads for itself)
 	chunks bool               // the body is chunked (an SSE stream)
-	// counted: the stream is in the open-streams gauge, and leaves it when
-	// it ends (the handler that would have counted it down has returned).
-	counted bool
-	tel     *telemetry.Scope
+	// obs finishes the request's observation when the stream ends (nil
+	// without telemetry or access log); the stream's writes add to its
+	// bytes, and its own response head sets its status.
+	obs *obsWriter
 	rb      [1]byte  // the reader's buffer
 	hdr     [24]byte // a chunk header
 }
@@ -94,8 +92,19 @@ func (rs *rawStream) head(status int, h http.Header, body []byte) error {
 	}
 	buf.Write(crlf)
 	buf.Write(body)
-	_, err := rs.c.Write(buf.Bytes())
+	n, err := rs.c.Write(buf.Bytes())
+	if rs.obs != nil && rs.obs.status == 0 {
+		rs.obs.status = status
+	}
+	rs.wrote(int64(n))
 	return err
+}
+
+// wrote adds n bytes to what the request's observation reports sent.
+func (rs *rawStream) wrote(n int64) {
+	if rs.obs != nil {
+		rs.obs.out += n
+	}
 }
 
 // send writes parts as one chunk.
@@ -112,7 +121,8 @@ func (rs *rawStream) send(parts ...[]byte) error {
 		// A large message goes out from its own slice (writev).
 		bufs := make(net.Buffers, 0, len(parts)+2)
 		bufs = append(append(append(bufs, hdr), parts...), crlf)
-		_, err := bufs.WriteTo(rs.c)
+		n, err := bufs.WriteTo(rs.c)
+		rs.wrote(n)
 		return err
 	}
 	// A small one is copied into a pooled buffer and written at once: a
@@ -124,7 +134,8 @@ func (rs *rawStream) send(parts ...[]byte) error {
 		b = append(b, p...)
 	}
 	b = append(b, crlf...)
-	_, err := rs.c.Write(b)
+	n, err := rs.c.Write(b)
+	rs.wrote(int64(n))
 	*bp = b
 	chunkPool.Put(bp)
 	return err
@@ -147,7 +158,9 @@ func (rs *rawStream) end(ctx context.Context, complete bool) {
 		_ = rs.c.SetWriteDeadline(time.Now().Add(lingerTimeout))
 		var err error
 		if rs.chunks {
-			_, err = rs.c.Write(lastChunk)
+			var n int
+			n, err = rs.c.Write(lastChunk)
+			rs.wrote(int64(n))
 		}
 		if err == nil {
 			t := time.NewTimer(lingerTimeout)
@@ -261,8 +274,8 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
 				rs.end(ctx, res != pumpClientGone)
-				if rs.counted {
-					rs.tel.StreamClosed()
+				if rs.obs != nil {
+					h.finishObserved(rs.obs, rsp.hdr)
 				}
 				h.detached.hang.forget(rs)
 				h.detached.remove(rs)
@@ -302,11 +315,9 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 	ctx, cancel := context.WithCancel(context.Background())
 	// A response already started is an SSE stream whose head net/http
 	// wrote: HTTP/1.1 without a length, so its body is chunked.
-	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started, tel: h.tel}
-	if o, ok := rsp.w.(*obsWriter); ok && o.sse {
-		// Counted open when its head went out through the handler: the
-		// stream, not the returning handler, counts it closed.
-		o.sse, rs.counted = false, true
+	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started}
+	if o, ok := rsp.w.(*obsWriter); ok {
+		rs.obs = o.handOff()
 	}
 	rsp.amu.Lock()
 	// net/http's buffers, request and response go with w and rc.

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -263,9 +264,9 @@ func TestLegacyGetStreamDetached(t *testing.T) {
 		defer s.mu.Unlock()
 		return s.attached
 	}
-	if n := attached(); n != 1 {
-		t.Errorf("a session whose GET stream is detached has %d attachments, want 1 (its handler returned)", n)
-	}
+	// The handler returns after the stream left it; its request's
+	// attachment goes then, the stream's own stays.
+	waitFor(t, "the session to keep only the stream's attachment", func() bool { return attached() == 1 })
 	if v, _ := sample(scrape(t, tel), "mcp_bridge_open_streams"); v != 1 {
 		t.Errorf("open streams with one detached GET stream: %v, want 1", v)
 	}
@@ -324,4 +325,52 @@ func TestDetachedGetStreamCost(t *testing.T) {
 	if !raceEnabled && per > 14<<10 {
 		t.Errorf("%d bytes of heap and stack per open GET stream, want at most %d", per, 14<<10)
 	}
+}
+
+// A progress call's stream leaves net/http at its first wait; the request's
+// observation is finished by the stream when it ends, not by the handler
+// that returned: the duration histogram, the span and the access-log line
+// cover the whole call, and bytes_out is what the client received.
+func TestDetachedStreamObservedWhole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tel, err := telemetry.New(ctx, telemetry.Options{Side: telemetry.Server, Metrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const steps, delay = 4, 50 * time.Millisecond
+	b := startBridge(t, Config{Telemetry: tel, AccessLog: true}, bins["memos"], "-step-delay", delay.String())
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":4},` +
+		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1) + `}}`
+	resp, body := rawPost(t, b.URL, call, modernHeaders("tools/call", "memo_export_memos"))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"result"`) || b.detached.total.Load() != 1 {
+		t.Fatalf("progress call: %d, detached %d: %s", resp.StatusCode, b.detached.total.Load(), body)
+	}
+	waitFor(t, "the stream's access-log line", func() bool { return strings.Contains(b.log.String(), `"tool":"memo_export_memos"`) })
+	var line struct {
+		TookMS   int64 `json:"took_ms"`
+		BytesOut int64 `json:"bytes_out"`
+		Status   int   `json:"status"`
+	}
+	for _, l := range strings.Split(b.log.String(), "\n") {
+		if strings.Contains(l, `"tool":"memo_export_memos"`) && strings.Contains(l, `"message":"request"`) {
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	whole := steps * delay
+	if time.Duration(line.TookMS)*time.Millisecond < whole*3/4 || line.Status != 200 {
+		t.Errorf("access log: took_ms %d status %d; the call took at least %v", line.TookMS, line.Status, whole)
+	}
+	// The body as read holds the chunk framing's payload only; the bytes
+	// sent also count the head and the chunk headers.
+	if line.BytesOut < int64(len(body)) {
+		t.Errorf("access log: bytes_out %d, the client received a %d-byte body", line.BytesOut, len(body))
+	}
+	sum, _ := sample(scrape(t, tel), "mcp_server_operation_duration_seconds_sum", `mcp_method_name="tools/call"`)
+	if time.Duration(sum*float64(time.Second)) < whole*3/4 {
+		t.Errorf("the duration histogram recorded %.3f s for a call of at least %v", sum, whole)
+	}
+	t.Logf("a %d-step progress call (%v of steps): took_ms %d, histogram %.3f s, bytes_out %d for a %d-byte body", steps, whole, line.TookMS, sum, line.BytesOut, len(body))
 }

@@ -110,8 +110,10 @@ func (r *responder) startSSE() error {
 		if err := r.raw.head(http.StatusOK, h, nil); err != nil {
 			return err
 		}
-		r.raw.counted = true
-		r.raw.tel.StreamOpened()
+		if o := r.raw.obs; o != nil {
+			o.status, o.sse = http.StatusOK, true
+			o.h.tel.StreamOpened()
+		}
 	} else {
 		r.w.WriteHeader(http.StatusOK)
 		// A stream may legitimately outlive any server-wide write timeout.

@@ -24,6 +24,14 @@ type obsWriter struct {
 	method  string
 	tool    string
 	op      *telemetry.Op
+
+	// What finishing needs once the handler has returned: a stream that
+	// left net/http (detach.go) finishes its request's observation itself,
+	// with a copy of this (handedOff is then set on the original).
+	start            time.Time
+	who              func() string
+	httpMethod, path string
+	handedOff        bool
 }
 
 var obsPool = sync.Pool{New: func() any { return new(obsWriter) }}
@@ -61,9 +69,8 @@ func opOf(w http.ResponseWriter) *telemetry.Op {
 // serveObserved serves r through an obsWriter and then records the
 // request: its Op (duration, span), rejected statuses, the access log.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	o := obsPool.Get().(*obsWriter)
-	*o = obsWriter{ResponseWriter: w, h: h}
+	*o = obsWriter{ResponseWriter: w, h: h, start: time.Now(), who: noPrincipal, httpMethod: r.Method, path: r.URL.Path}
 	defer func() {
 		*o = obsWriter{}
 		obsPool.Put(o)
@@ -71,14 +78,35 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > 0 {
 		o.in = r.ContentLength
 	}
-	who := func() string { return "" }
 	if h.cfg.AccessLog || (h.tel != nil && h.guard.required) {
 		// The guard admits a copy of r; the slot is how its principal
 		// gets back out here (without credentials there is none to
 		// learn: every request is anonymous).
-		r, who = PrincipalSlot(r)
+		r, o.who = PrincipalSlot(r)
 	}
 	h.serveHTTP(o, r)
+	if !o.handedOff {
+		h.finishObserved(o, w.Header())
+	}
+}
+
+func noPrincipal() string { return "" }
+
+// handOff returns a copy of o for a stream that leaves net/http, which
+// finishes the request's observation when it ends (its duration, span,
+// access-log line and bytes are the whole stream's, not the part before
+// it left); o itself then records nothing.
+func (o *obsWriter) handOff() *obsWriter {
+	c := *o
+	c.ResponseWriter = nil
+	o.handedOff, o.sse = true, false
+	return &c
+}
+
+// finishObserved records a request once its response has ended: its Op
+// (duration, span), rejected statuses, the open-streams gauge, the access
+// log. hdr is the response's header.
+func (h *Handler) finishObserved(o *obsWriter, hdr http.Header) {
 	status := o.status
 	if status == 0 {
 		status = http.StatusOK
@@ -88,20 +116,21 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	}
 	// Metrics name the principal as the access log does: by its name,
 	// never the token.
-	h.tel.Request(who())
+	who := o.who()
+	h.tel.Request(who)
 	if status >= 400 {
 		h.tel.Rejected(status)
 		o.op.Fail(strconv.Itoa(status), http.StatusText(status))
 	}
 	if o.op != nil {
-		o.op.SetSession(first(w.Header()[keySessionID]))
+		o.op.SetSession(first(hdr[keySessionID]))
 		o.op.End()
 	}
 	if h.cfg.AccessLog {
 		// Never the token or a body: the principal by its short name.
-		h.log.Info().Str("http_method", r.Method).Str("path", r.URL.Path).Str("mcp_method", o.method).
-			Str("tool", o.tool).Int("status", status).Int64("took_ms", time.Since(start).Milliseconds()).
-			Str("principal", cmp.Or(who(), "anonymous")).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
+		h.log.Info().Str("http_method", o.httpMethod).Str("path", o.path).Str("mcp_method", o.method).
+			Str("tool", o.tool).Int("status", status).Int64("took_ms", time.Since(o.start).Milliseconds()).
+			Str("principal", cmp.Or(who, "anonymous")).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
 			Msg("request")
 	}
 }
