@@ -32,12 +32,17 @@ type session struct {
 	handlers sync.WaitGroup
 	readers  sync.WaitGroup // one per downstream
 	writers  sync.WaitGroup // one per downstream
+	joiners  sync.WaitGroup // one per server, from its start to its join
 
 	initStarted atomic.Bool
-	// ready is closed once initialize has been answered; ds is set before
-	// and read-only after.
+	// ready is closed once initialize has been answered.
 	ready chan struct{}
-	ds    []*downstream
+	// ds holds the routable servers: an immutable slice, replaced (under
+	// mu) when a server joins; see publish and downstreams.
+	ds atomic.Pointer[[]*downstream]
+	// offered is what the initialize answer announced; written before
+	// ready closes.
+	offered capabilities
 
 	mu       sync.Mutex
 	closing  bool
@@ -121,8 +126,11 @@ func (s *session) shutdown() {
 		d.closeInput() // unblocks a write to a server that stopped reading
 	}
 	s.handlers.Wait()
+	// The servers' starts and joins, begun by the initialize handler: the
+	// session's context has ended, so each returns once its dial does.
+	s.joiners.Wait()
 	s.mu.Lock()
-	all = s.all // the initialize handler may have added some
+	all = s.all // the starts may have added some
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, d := range all {
@@ -288,23 +296,13 @@ func (s *session) isReady() bool {
 	}
 }
 
-// readyDownstreams returns the session's downstreams, or none before
-// initialize has been answered.
+// readyDownstreams returns the session's routable downstreams, or none
+// before initialize has been answered.
 func (s *session) readyDownstreams() []*downstream {
 	if !s.isReady() {
 		return nil
 	}
-	return s.ds
-}
-
-// byName returns the downstream called name, or nil.
-func (s *session) byName(name string) *downstream {
-	for _, d := range s.ds {
-		if d.name == name {
-			return d
-		}
-	}
-	return nil
+	return s.downstreams()
 }
 
 func errorFor(m *wire.Message, code int, msg string) []byte {
