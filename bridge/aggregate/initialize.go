@@ -95,6 +95,7 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 		return nil
 	}
 	result, _ := json.Marshal(res)
+	s.initDone()
 	s.writeUp(wire.ResultResponse(m.IDBytes(), result))
 	close(s.ready)
 	return nil

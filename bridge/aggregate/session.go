@@ -35,6 +35,7 @@ type session struct {
 	joiners  sync.WaitGroup // one per server, from its start to its join
 
 	initStarted atomic.Bool
+	initDone    func() // ends the initialize request's stay in flight
 	// ready is closed once initialize has been answered.
 	ready chan struct{}
 	// ds holds the routable servers: an immutable slice, replaced (under
@@ -232,14 +233,22 @@ func (s *session) clientRequest(raw []byte) {
 		s.writeUp(wire.ErrorResponse(id, wire.CodeInvalidRequest, "aggregate: a request with this id is in flight", nil))
 		return
 	}
+	done := sync.OnceFunc(func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+		cancel()
+		<-s.sem
+	})
+	if m.Method == "initialize" {
+		// Only one runs (initStarted). It writes its answer itself, and
+		// the client may send its next request the moment it reads it: by
+		// then the token must be back, or that request finds the bound
+		// spent by a request that is over.
+		s.initDone = done
+	}
 	s.handlers.Go(func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight, key)
-			s.mu.Unlock()
-			cancel()
-			<-s.sem
-		}()
+		defer done()
 		if m.Method != "initialize" {
 			select {
 			case <-s.ready:
