@@ -86,6 +86,10 @@ const (
 	// maxQueued bounds the messages queued for one server's input by the
 	// stream readers (answers to its pings and requests, notifications).
 	maxQueued = 256
+	// maxHeld and maxHeldBytes bound what a server sends before it is
+	// let talk to the client (see downstream.open).
+	maxHeld      = 64
+	maxHeldBytes = 4 << 20
 	// maxSubscriptions bounds the resource subscriptions of a session.
 	maxSubscriptions = 10000
 )

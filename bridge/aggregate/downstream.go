@@ -45,9 +45,10 @@ type downstream struct {
 	// Until it is opened (see open), its requests and notifications are
 	// held, in order, so that nothing of a late server precedes the
 	// client's initialize answer. order serializes handling them.
-	order  sync.Mutex
-	opened bool
-	held   [][]byte
+	order     sync.Mutex
+	opened    bool
+	held      [][]byte
+	heldBytes int
 
 	mu      sync.Mutex
 	err     error // why it is gone
@@ -247,11 +248,12 @@ func (d *downstream) fromServer(line []byte) {
 			d.handle(&m)
 			return
 		}
-		if len(d.held) >= maxQueued {
-			d.s.warn.Warn(d.log, "server-held-full").Msg("aggregate: dropped a message from a server not yet in the session: too many held")
+		if len(d.held) >= maxHeld || d.heldBytes+len(line) > maxHeldBytes {
+			d.s.warn.Warn(d.log, "server-held-full").Msg("aggregate: dropped a message from a server not yet in the session: too much held")
 			return
 		}
 		d.held = append(d.held, bytes.Clone(line))
+		d.heldBytes += len(line)
 	}
 }
 
@@ -278,7 +280,7 @@ func (d *downstream) open() {
 		wire.Parse(line, &m) // parsed before, from the same bytes
 		d.handle(&m)
 	}
-	d.held = nil
+	d.held, d.heldBytes = nil, 0
 }
 
 // response hands an answer to the call waiting for it. An id the server

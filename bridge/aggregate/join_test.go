@@ -277,6 +277,7 @@ func TestStragglerNeverAnswers(t *testing.T) {
 type toolScript struct {
 	name, caps string
 	gate       <-chan struct{}     // if set, initialize is answered once it is closed
+	early      func(p *scriptPeer) // run before its initialize answer
 	before     func(p *scriptPeer) // run after its initialize answer
 	firstList  func()              // run before its first tools/list answer
 	answers    chan string         // if set, gets the answers it reads
@@ -301,6 +302,9 @@ func (ts *toolScript) server(t *testing.T) Server {
 		}
 		if ts.gate != nil {
 			wait(t, ts.gate)
+		}
+		if ts.early != nil {
+			ts.early(p)
 		}
 		p.write(`{"jsonrpc":"2.0","id":` + string(m.id) + `,"result":{"protocolVersion":"2025-11-25","capabilities":` + ts.caps + `,"serverInfo":{"name":"` + ts.name + `","version":"1"}}}`)
 		if ts.before != nil {
@@ -458,5 +462,40 @@ func TestLateCapabilitiesNotOffered(t *testing.T) {
 		if m == "completion/complete" || m == "logging/setLevel" {
 			t.Errorf("late got %s", m)
 		}
+	}
+}
+
+// TestLateServerHeldBounded: what a late server sends before it joins is
+// held up to a bound; the rest is dropped with a warning.
+func TestLateServerHeldBounded(t *testing.T) {
+	ready := &toolScript{name: "ready", caps: `{"tools":{},"logging":{}}`}
+	gate, flooded := make(chan struct{}), make(chan struct{})
+	// Before its initialize answer ("pings and logging" are allowed then),
+	// so that all of it comes while it is starting.
+	late := &toolScript{name: "late", caps: `{"tools":{},"logging":{}}`, gate: gate, early: func(p *scriptPeer) {
+		for range 3 * maxHeld {
+			p.write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood"}}`)
+		}
+		p.write(`{"jsonrpc":"2.0","id":"link","method":"ping"}`)
+		p.read() // the ping's answer: the flood has been dealt with
+		close(flooded)
+	}}
+	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: 100 * time.Millisecond})
+	c := h.raw()
+	c.initialize()
+	close(gate)
+	seen := collect(c, func(seen []map[string]any) bool {
+		return len(seen) > 0 && seen[len(seen)-1]["method"] == "notifications/tools/list_changed"
+	})
+	select {
+	case <-flooded:
+	case <-ctxT(t).Done():
+		t.Fatal("the flood was never dealt with")
+	}
+	if n := len(seen) - 1; n != maxHeld {
+		t.Errorf("the client got %d held messages, want %d", n, maxHeld)
+	}
+	if !logHas(h, "too much held") {
+		t.Error("the drop is not logged")
 	}
 }
