@@ -49,6 +49,17 @@ type Config struct {
 	// the session's context: it should return once the server is started,
 	// not wait for it to be ready.)
 	StartTimeout time.Duration
+	// JoinTimeout bounds how long the client's initialize waits for the
+	// servers; 0 means 5 s. initialize is answered once every server has
+	// initialized or failed, or JoinTimeout after it began, with the
+	// servers ready then. A server still starting goes on (up to
+	// StartTimeout) and joins the session when it is ready: it becomes
+	// routable and the client gets list_changed for the kinds it offers.
+	// Capabilities only a late server has (logging, completions,
+	// resources.subscribe) were not in the answer: its log messages are
+	// dropped and requests of those kinds are not routed to it unless a
+	// server ready in time offered them too.
+	JoinTimeout time.Duration
 	// ListTimeout bounds one downstream's part of a list (all its pages);
 	// 0 means 30 s. A downstream that takes longer is left out of that list.
 	ListTimeout time.Duration
@@ -62,6 +73,7 @@ type Config struct {
 
 const (
 	defaultTimeout     = 30 * time.Second
+	defaultJoinTimeout = 5 * time.Second
 	defaultMaxInflight = 256
 	// maxRelayed bounds one downstream's outstanding requests to the
 	// client (sampling, elicitation, roots).
@@ -74,6 +86,10 @@ const (
 	// maxQueued bounds the messages queued for one server's input by the
 	// stream readers (answers to its pings and requests, notifications).
 	maxQueued = 256
+	// maxHeld and maxHeldBytes bound what a server sends before it is
+	// let talk to the client (see downstream.open).
+	maxHeld      = 64
+	maxHeldBytes = 4 << 20
 	// maxSubscriptions bounds the resource subscriptions of a session.
 	maxSubscriptions = 10000
 )
@@ -104,6 +120,9 @@ func New(cfg Config) (*Aggregator, error) {
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = defaultTimeout
+	}
+	if cfg.JoinTimeout <= 0 {
+		cfg.JoinTimeout = defaultJoinTimeout
 	}
 	if cfg.ListTimeout <= 0 {
 		cfg.ListTimeout = defaultTimeout

@@ -161,7 +161,7 @@ func (s *session) fetch(ctx context.Context, d *downstream, k kind) ([]item, err
 // list asks every server that has k for its whole list, merges the lists
 // and renews the catalog of k. It returns the merged result object.
 func (s *session) list(ctx context.Context, k kind) []byte {
-	ds := s.ds
+	ds := s.downstreams()
 	got := make([][]item, len(ds))
 	var wg sync.WaitGroup
 	for i, d := range ds {

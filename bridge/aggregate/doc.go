@@ -30,7 +30,12 @@
 //
 // A downstream that fails to start or dies is logged and leaves the lists
 // (the upstream is told with list_changed); calls routed to it get a
-// JSON-RPC error; the others keep working.
+// JSON-RPC error; the others keep working. One that is slow to start does
+// not hold the session up: initialize is answered after Config.JoinTimeout
+// with the downstreams ready by then, and a later one joins when it has
+// initialized (the upstream is told with list_changed; see join.go). A
+// late downstream ranks after the others, so its entries are the ones
+// renamed on a collision, logged when it joins.
 //
 // Messages are read with bridge/wire and forwarded byte for byte, with only
 // the spans that must change (an id, a name, a URI, a progress token)

@@ -21,7 +21,7 @@ var ErrServerGone = errors.New("aggregate: server is not running")
 type downstream struct {
 	s    *session
 	name string
-	idx  int // its place in Config.Servers: the tie-breaker
+	idx  int // its place in Config.Servers
 	log  zerolog.Logger
 
 	out       io.ReadCloser // its stdout
@@ -32,9 +32,22 @@ type downstream struct {
 	queue     chan []byte    // messages for writeLoop
 	gone      chan struct{}  // closed when its reader has ended
 
-	// From its initialize result; set before the session is ready.
+	// From its initialize result; set before it is routable.
 	caps         capabilities
 	instructions string
+	// Set before it is routable: rank is its place among the routable
+	// servers (the tie-breaker); late, whether it joined after the client's
+	// initialize was answered.
+	rank int
+	late bool
+
+	// Until it is opened (see open), its requests and notifications are
+	// held, in order, so that nothing of a late server precedes the
+	// client's initialize answer. order serializes handling them.
+	order     sync.Mutex
+	opened    bool
+	held      [][]byte
+	heldBytes int
 
 	mu      sync.Mutex
 	err     error // why it is gone
@@ -222,14 +235,51 @@ func (d *downstream) fromServer(line []byte) {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
 	}
-	switch m.Kind {
-	case wire.KindResponse:
+	switch {
+	case m.Kind == wire.KindResponse:
 		d.response(&m)
-	case wire.KindRequest:
-		d.request(&m)
-	case wire.KindNotification:
-		d.notification(&m)
+	case m.Kind == wire.KindRequest && m.Method == "ping":
+		d.request(&m) // about the link, answered whatever its state
+	default:
+		d.order.Lock()
+		defer d.order.Unlock()
+		if d.opened {
+			d.handle(&m)
+			return
+		}
+		if len(d.held) >= maxHeld || d.heldBytes+len(line) > maxHeldBytes {
+			d.s.warn.Warn(d.log, "server-held-full").Msg("aggregate: dropped a message from a server not yet in the session: too much held")
+			return
+		}
+		d.held = append(d.held, bytes.Clone(line))
+		d.heldBytes += len(line)
 	}
+}
+
+// handle handles a request or notification of the server. d.order is
+// held.
+func (d *downstream) handle(m *wire.Message) {
+	if m.Kind == wire.KindRequest {
+		d.request(m)
+	} else {
+		d.notification(m)
+	}
+}
+
+// open lets the server talk to the client: what it sent before is handled
+// now, in order. A server ready for the client's initialize answer is
+// opened as soon as it has initialized (what it sends goes on as it
+// comes); a late one once it has joined, after that answer.
+func (d *downstream) open() {
+	d.order.Lock()
+	defer d.order.Unlock()
+	d.opened = true
+	for _, line := range d.held {
+		var m wire.Message
+		wire.Parse(line, &m) // parsed before, from the same bytes
+		d.handle(&m)
+	}
+	d.held, d.heldBytes = nil, 0
 }
 
 // response hands an answer to the call waiting for it. An id the server
@@ -353,7 +403,16 @@ func (d *downstream) notification(m *wire.Message) {
 		}
 	case "notifications/resources/updated":
 		s.resourceUpdated(d, m)
-	case "notifications/message", "notifications/elicitation/complete":
+	case "notifications/message":
+		// "Servers that emit log message notifications MUST declare the
+		// logging capability" (2025-11-25 logging): a late server's may
+		// pass only if the session declared it.
+		if d.late && !s.offered.logging {
+			d.log.Debug().Msg("aggregate: log message of a late server dropped: the session did not offer logging")
+			return
+		}
+		s.writeUp(m.Raw)
+	case "notifications/elicitation/complete":
 		s.writeUp(m.Raw)
 	default:
 		d.log.Debug().Str("method", m.Method).Msg("aggregate: notification from a server not forwarded")

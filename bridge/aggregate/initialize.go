@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -15,9 +16,12 @@ var serverInfo = map[string]string{"name": "mcp-bridge aggregate", "version": "1
 
 // initialize dials and initializes every server with the client's
 // capabilities and clientInfo, lists everything once (which reports name
-// collisions), and answers with the union of the servers' capabilities.
-// It writes the answer itself, before the session is ready, so that no
-// notification of the servers reaches the client ahead of it.
+// collisions), and answers with the union of the capabilities of the
+// servers ready by then: every server has initialized or failed, or
+// Config.JoinTimeout has passed. A server still starting joins the session
+// later (see join). initialize writes the answer itself, before the
+// session is ready, so that no notification of the servers reaches the
+// client ahead of it.
 func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	at, okAt := wire.Field(m.Raw, m.Params, "protocolVersion")
 	requested, ok := wire.StringField(m.Raw, m.Params, "protocolVersion")
@@ -34,23 +38,55 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	rel := wire.Span{Start: at.Start - m.Params.Start, End: at.End - m.Params.Start}
 	params := wire.Splice(m.Bytes(m.Params), wire.Edit{Span: rel, Value: wire.AppendString(nil, version)})
 
-	started := make([]*downstream, len(s.cfg.Servers))
-	var wg sync.WaitGroup
-	for i := range s.cfg.Servers {
-		wg.Go(func() { started[i] = s.start(ctx, i, params) })
+	n := len(s.cfg.Servers)
+	st := &startup{got: make([]*downstream, n), done: make([]bool, n), left: n, all: make(chan struct{})}
+	if n == 0 {
+		close(st.all)
 	}
-	wg.Wait()
+	for i := range n {
+		// Owned by the session, not by this handler: a server still
+		// starting when the answer goes out joins later.
+		s.joiners.Go(func() { s.startOrJoin(ctx, st, i, params) })
+	}
+	timer := time.NewTimer(s.cfg.JoinTimeout)
+	select {
+	case <-st.all:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	timer.Stop()
+	s.mu.Lock()
+	st.closed = true
+	var gathered []*downstream
+	for _, d := range st.got {
+		if d != nil {
+			gathered = append(gathered, d)
+		}
+	}
+	var late []string
+	for i, done := range st.done {
+		if !done {
+			late = append(late, s.cfg.Servers[i].Name)
+		}
+	}
+	s.mu.Unlock()
 	if ctx.Err() != nil {
 		return nil
 	}
-	for _, d := range started {
-		if d != nil {
-			s.ds = append(s.ds, d)
-		}
+	if len(late) > 0 {
+		s.log.Warn().Strs("servers", late).Int64("join_timeout_ms", s.cfg.JoinTimeout.Milliseconds()).
+			Msg("aggregate: answering initialize without servers still starting; each joins the session when it is ready")
 	}
-	if len(s.ds) == 0 && len(s.cfg.Servers) > 0 {
+	ready := s.sendInitialized(gathered)
+	if len(ready) == 0 && len(late) == 0 && n > 0 {
 		s.log.Error().Msg("aggregate: no server started; the aggregate is empty")
 	}
+	res := s.initResult(version, ready)
+	// Written before ready closes, read after it (and by a late server's
+	// reader only once it is opened, which is after ready too).
+	s.offered = res.offered
+	s.publish(ready)
+	var wg sync.WaitGroup
 	for k := range numKinds {
 		wg.Go(func() { s.list(ctx, k) })
 	}
@@ -58,14 +94,40 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	if ctx.Err() != nil {
 		return nil
 	}
-	result, _ := json.Marshal(s.initResult(version))
+	result, _ := json.Marshal(res)
+	s.initDone()
 	s.writeUp(wire.ResultResponse(m.IDBytes(), result))
 	close(s.ready)
 	return nil
 }
 
+// sendInitialized sends each server its notifications/initialized, at
+// once; it returns those that took it.
+func (s *session) sendInitialized(ds []*downstream) []*downstream {
+	ok := make([]bool, len(ds))
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		wg.Go(func() {
+			if err := d.write(wire.Notification("notifications/initialized", nil)); err != nil {
+				d.log.Warn().Err(err).Msg("aggregate: server did not take notifications/initialized; it is left out")
+				d.closeInput() // it ends; shutdown waits for it
+				return
+			}
+			ok[i] = true
+		})
+	}
+	wg.Wait()
+	var out []*downstream
+	for i, d := range ds {
+		if ok[i] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // start dials server i and initializes it; nil when it fails, which is
-// logged.
+// logged. It does not send notifications/initialized: see sendInitialized.
 func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 	name := s.cfg.Servers[i].Name
 	log := s.log.With().Str("server", name).Logger()
@@ -79,16 +141,13 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 	resp, err := d.call(ictx, "initialize", nil, func(id, _ []byte) []byte {
 		return wire.Request(id, "initialize", params)
 	})
-	fail := func(msg string) *downstream {
-		log.Warn().Err(err).Msg("aggregate: " + msg + "; it is left out")
-		d.closeInput() // it ends; shutdown waits for it
-		return nil
-	}
 	switch {
 	case ctx.Err() != nil:
 		return nil
 	case err != nil:
-		return fail("server did not initialize")
+		log.Warn().Err(err).Msg("aggregate: server did not initialize; it is left out")
+		d.closeInput() // it ends; shutdown waits for it
+		return nil
 	case resp.Error.Present():
 		log.Warn().RawJSON("error", resp.Bytes(resp.Error)).Msg("aggregate: server refused initialize; it is left out")
 		d.closeInput()
@@ -102,9 +161,6 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 	}
 	d.caps = readCapabilities(resp)
 	d.instructions, _ = wire.StringField(resp.Raw, resp.Result, "instructions")
-	if err := d.write(wire.Notification("notifications/initialized", nil)); err != nil {
-		return fail("server did not take notifications/initialized")
-	}
 	log.Debug().Str("protocol_version", v).Msg("aggregate: server initialized")
 	return d
 }
@@ -114,25 +170,31 @@ type initResult struct {
 	Capabilities    map[string]any    `json:"capabilities"`
 	ServerInfo      map[string]string `json:"serverInfo"`
 	Instructions    string            `json:"instructions,omitempty"`
+
+	offered capabilities // what Capabilities says, for the session
 }
 
 // initResult unites the servers' capabilities. Tools, prompts and
 // resources are always offered with listChanged: a server may add some
 // later, and a server that ends takes its own away.
-func (s *session) initResult(version string) initResult {
+func (s *session) initResult(version string, ds []*downstream) initResult {
 	changing := map[string]bool{"listChanged": true}
 	resources := map[string]bool{"listChanged": true}
 	caps := map[string]any{"tools": changing, "prompts": changing, "resources": resources}
 	var instructions []string
-	for _, d := range s.ds {
+	offered := capabilities{tools: true, prompts: true, resources: true}
+	for _, d := range ds {
 		if d.caps.subscribe {
 			resources["subscribe"] = true
+			offered.subscribe = true
 		}
 		if d.caps.logging {
 			caps["logging"] = struct{}{}
+			offered.logging = true
 		}
 		if d.caps.completions {
 			caps["completions"] = struct{}{}
+			offered.completions = true
 		}
 		if d.instructions != "" {
 			instructions = append(instructions, d.name+": "+d.instructions)
@@ -143,5 +205,6 @@ func (s *session) initResult(version string) initResult {
 		Capabilities:    caps,
 		ServerInfo:      serverInfo,
 		Instructions:    strings.Join(instructions, "\n\n"),
+		offered:         offered,
 	}
 }

@@ -142,12 +142,19 @@ func (s *session) downstreamGone(d *downstream, relayed map[string]int64, err er
 	if closing {
 		return
 	}
-	d.log.Warn().Err(err).Msg("aggregate: server ended; its tools, prompts and resources leave the lists")
+	routable := s.routable(d)
+	if routable {
+		d.log.Warn().Err(err).Msg("aggregate: server ended; its tools, prompts and resources leave the lists")
+	} else {
+		// It failed to start or to join (which was logged), or ended
+		// before it joined: it was never in the lists.
+		d.log.Debug().Err(err).Msg("aggregate: server ended before it joined the session")
+	}
 	for _, n := range ids {
 		params := append(append([]byte(`{"requestId":`), wire.AppendInt(nil, n)...), `,"reason":"the server that asked has ended"}`...)
 		s.writeUp(wire.Notification("notifications/cancelled", params))
 	}
-	if !s.isReady() {
+	if !routable || !s.isReady() {
 		return
 	}
 	for _, k := range []kind{kindTools, kindPrompts, kindResources} {

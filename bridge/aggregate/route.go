@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -97,6 +98,9 @@ func (s *session) byURI(ctx context.Context, m *wire.Message) []byte {
 	if !ok {
 		return errorFor(m, codeResourceNotFound, "Resource not found")
 	}
+	if m.Method != "resources/read" && e.d.late && !s.offered.subscribe {
+		return errorFor(m, wire.CodeMethodNotFound, "aggregate: "+m.Method+" was not offered in this session")
+	}
 	resp, ok := s.forward(ctx, e.d, m, wire.Edit{Span: at, Value: wire.AppendString(nil, e.orig)})
 	if !ok {
 		return resp
@@ -151,7 +155,8 @@ func renameContents(resp []byte, orig, uri string) []byte {
 //   - a URI in the mcp-bridge:// form (a colliding resource, or one
 //     expanded from a colliding template);
 //   - a URI that one of the last templates matches: the template with the
-//     longest literal prefix wins, ties going to the server listed first;
+//     longest literal prefix wins, ties going to the server ranked first
+//     (see downstreams);
 //   - else the only server with resources, if there is one.
 //
 // When none matches it lists resources and templates again and retries.
@@ -172,8 +177,10 @@ func (s *session) routeKnown(uri string) (entry, bool) {
 	if e, ok := s.cat.byName[kindResources][uri]; ok {
 		return e, true
 	}
+	ds := s.downstreams()
 	if server, orig, ok := splitPrefixed(uri); ok {
-		if d := s.byName(server); d != nil {
+		if i := slices.IndexFunc(ds, func(d *downstream) bool { return d.name == server }); i >= 0 {
+			d := ds[i]
 			return entry{d: d, orig: orig}, true
 		}
 	}
@@ -184,7 +191,7 @@ func (s *session) routeKnown(uri string) (entry, bool) {
 			continue // rewritten: its URIs carry the prefix
 		}
 		n := templateMatch(t, uri)
-		if n > bestLen || (n == bestLen && n >= 0 && e.d.idx < best.d.idx) {
+		if n > bestLen || (n == bestLen && n >= 0 && e.d.rank < best.d.rank) {
 			best, bestLen = entry{d: e.d, orig: uri}, n
 		}
 	}
@@ -192,7 +199,7 @@ func (s *session) routeKnown(uri string) (entry, bool) {
 		return best, true
 	}
 	var only *downstream
-	for _, d := range s.ds {
+	for _, d := range ds {
 		if d.caps.resources {
 			if only != nil {
 				return entry{}, false
@@ -278,6 +285,9 @@ func (s *session) complete(ctx context.Context, m *wire.Message) []byte {
 	if !ok {
 		return errorFor(m, wire.CodeInvalidParams, "aggregate: unknown reference: "+name)
 	}
+	if e.d.late && !s.offered.completions {
+		return errorFor(m, wire.CodeMethodNotFound, "aggregate: completion/complete was not offered in this session")
+	}
 	resp, _ := s.forward(ctx, e.d, m, wire.Edit{Span: at, Value: wire.AppendString(nil, e.orig)})
 	return resp
 }
@@ -294,8 +304,10 @@ func (s *session) setLevel(ctx context.Context, m *wire.Message) []byte {
 		first []byte
 		idx   int
 	)
-	for _, d := range s.ds {
-		if !d.caps.logging || d.isGone() {
+	for _, d := range s.downstreams() {
+		// A server that joined late is not asked unless the session
+		// offered logging: the client has set no level for it to follow.
+		if !d.caps.logging || d.isGone() || (d.late && !s.offered.logging) {
 			continue
 		}
 		asked++

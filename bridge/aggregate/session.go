@@ -31,12 +31,18 @@ type session struct {
 	handlers sync.WaitGroup
 	readers  sync.WaitGroup // one per downstream
 	writers  sync.WaitGroup // one per downstream
+	joiners  sync.WaitGroup // one per server, from its start to its join
 
 	initStarted atomic.Bool
-	// ready is closed once initialize has been answered; ds is set before
-	// and read-only after.
+	initDone    func() // ends the initialize request's stay in flight
+	// ready is closed once initialize has been answered.
 	ready chan struct{}
-	ds    []*downstream
+	// ds holds the routable servers: an immutable slice, replaced (under
+	// mu) when a server joins; see publish and downstreams.
+	ds atomic.Pointer[[]*downstream]
+	// offered is what the initialize answer announced; written before
+	// ready closes.
+	offered capabilities
 
 	mu       sync.Mutex
 	closing  bool
@@ -120,8 +126,11 @@ func (s *session) shutdown() {
 		d.closeInput() // unblocks a write to a server that stopped reading
 	}
 	s.handlers.Wait()
+	// The servers' starts and joins, begun by the initialize handler: the
+	// session's context has ended, so each returns once its dial does.
+	s.joiners.Wait()
 	s.mu.Lock()
-	all = s.all // the initialize handler may have added some
+	all = s.all // the starts may have added some
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, d := range all {
@@ -223,14 +232,22 @@ func (s *session) clientRequest(raw []byte) {
 		s.writeUp(wire.ErrorResponse(id, wire.CodeInvalidRequest, "aggregate: a request with this id is in flight", nil))
 		return
 	}
+	done := sync.OnceFunc(func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.mu.Unlock()
+		cancel()
+		<-s.sem
+	})
+	if m.Method == "initialize" {
+		// Only one runs (initStarted). It writes its answer itself, and
+		// the client may send its next request the moment it reads it: by
+		// then the token must be back, or that request finds the bound
+		// spent by a request that is over.
+		s.initDone = done
+	}
 	s.handlers.Go(func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight, key)
-			s.mu.Unlock()
-			cancel()
-			<-s.sem
-		}()
+		defer done()
 		if m.Method != "initialize" {
 			select {
 			case <-s.ready:
@@ -287,23 +304,13 @@ func (s *session) isReady() bool {
 	}
 }
 
-// readyDownstreams returns the session's downstreams, or none before
-// initialize has been answered.
+// readyDownstreams returns the session's routable downstreams, or none
+// before initialize has been answered.
 func (s *session) readyDownstreams() []*downstream {
 	if !s.isReady() {
 		return nil
 	}
-	return s.ds
-}
-
-// byName returns the downstream called name, or nil.
-func (s *session) byName(name string) *downstream {
-	for _, d := range s.ds {
-		if d.name == name {
-			return d
-		}
-	}
-	return nil
+	return s.downstreams()
 }
 
 func errorFor(m *wire.Message, code int, msg string) []byte {
