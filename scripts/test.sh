@@ -97,6 +97,7 @@ fuzz ./bridge/wire FuzzParse
 fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./bridge/wire FuzzValid
+fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
@@ -111,6 +112,7 @@ fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
 fuzz ./bridge/telemetry FuzzWithTraceContext
+fuzz ./bridge/telemetry FuzzContainsFold
 fuzz ./bridge/telemetry FuzzTraceContext
 fuzz ./bridge/telemetry FuzzParseList
 fuzz ./bridge/telemetry FuzzOTLPEncoding

@@ -1,7 +1,6 @@
 package connect
 
 import (
-
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"

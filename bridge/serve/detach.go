@@ -66,8 +66,8 @@ type rawStream struct {
 	// without telemetry or access log); the stream's writes add to its
 	// bytes, and its own response head sets its status.
 	obs *obsWriter
-	rb      [1]byte  // the reader's buffer
-	hdr     [24]byte // a chunk header
+	rb  [1]byte  // the reader's buffer
+	hdr [24]byte // a chunk header
 }
 
 var crlf = []byte("\r\n")

@@ -200,15 +200,24 @@ func (o *Op) End() {
 	}
 }
 
-// WithTrace is WithTraceContext for a relay: the edited message, parsed,
-// or m itself when it cannot be edited (it then travels as sent).
+// WithTrace is WithTraceContext for a relay: the edited message, read, or
+// m itself when it cannot be edited (it then travels as sent). The common
+// edit — members added to an existing _meta object — moves m's spans
+// instead of reading the message again (wire.Message.Shifted, checked
+// against Parse by its fuzz target): on every traced request, the second
+// parse cost as much as the rest of the span.
 func WithTrace(m *wire.Message, parent, state string) *wire.Message {
-	raw := WithTraceContext(m, parent, state)
-	if raw == nil {
+	edits, add, ok := traceEdits(m, parent, state)
+	if !ok {
 		return m
 	}
+	if len(edits) == 0 && m.Meta.Present() && m.Raw[m.Meta.Start] == '{' {
+		raw := wire.InsertFields(m.Raw, m.Meta, add)
+		out := m.Shifted(raw, m.Meta.Start+1, len(raw)-len(m.Raw))
+		return &out
+	}
 	var out wire.Message
-	if wire.Parse(raw, &out) != nil {
+	if wire.Parse(applyTrace(m, edits, add), &out) != nil {
 		return m
 	}
 	return &out
@@ -219,25 +228,38 @@ func WithTrace(m *wire.Message, parent, state string) *wire.Message {
 // when _meta holds the keys in a form it cannot edit unambiguously
 // (duplicated, escaped): the message then travels as the client sent it.
 func WithTraceContext(m *wire.Message, parent, state string) []byte {
-	var edits []wire.Edit
-	var add []byte
+	edits, add, ok := traceEdits(m, parent, state)
+	if !ok {
+		return nil
+	}
+	return applyTrace(m, edits, add)
+}
+
+// traceEdits returns how to put the trace context into m's _meta: edits
+// of the keys it has, and the members to add for those it lacks; ok is
+// false when there is nothing to do or the edit would be ambiguous.
+func traceEdits(m *wire.Message, parent, state string) (edits []wire.Edit, add []byte, ok bool) {
 	for _, f := range [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}} {
 		if f.val == "" {
 			continue
 		}
-		v := wire.AppendString(nil, f.val)
 		if sp, ok := wire.Field(m.Raw, m.Meta, f.key); ok {
-			edits = append(edits, wire.Edit{Span: sp, Value: v})
+			edits = append(edits, wire.Edit{Span: sp, Value: wire.AppendString(nil, f.val)})
 			continue
 		}
-		if m.Meta.Present() && (containsFold(m.Bytes(m.Meta), f.key[1:]) || bytes.Contains(m.Bytes(m.Meta), []byte(`\u`))) {
-			return nil // there, but not in one plain spelling
+		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
+			return nil, nil, false // there, but not in one plain spelling
 		}
 		if len(add) > 0 {
 			add = append(add, ',')
 		}
-		add = append(append(wire.AppendString(add, f.key), ':'), v...)
+		add = wire.AppendString(append(wire.AppendString(add, f.key), ':'), f.val)
 	}
+	return edits, add, len(edits)+len(add) > 0
+}
+
+// applyTrace makes the edited message.
+func applyTrace(m *wire.Message, edits []wire.Edit, add []byte) []byte {
 	if len(edits) > 0 && len(add) > 0 {
 		// Replace first, then add to the edited message.
 		var mid wire.Message
@@ -255,12 +277,49 @@ func WithTraceContext(m *wire.Message, parent, state string) []byte {
 	return nil
 }
 
-// containsFold reports whether b contains s in any ASCII case (a decoder
-// may take "TraceParent" for the key the bridge would add).
+// ambiguous reports whether the _meta object meta may hold key in a
+// spelling a decoder takes for it — encoding/json matches keys by case
+// folding, Unicode's included — so that adding the plain key would make two
+// of it: key (without its first letter, which an escape may stand for) in
+// any ASCII case, any escape, or the two non-ASCII letters that fold to
+// ASCII ones ('ſ' to s, the Kelvin sign to k). Refusing is safe: the message
+// then travels as the client sent it.
+func ambiguous(meta []byte, key string) bool {
+	return containsFold(meta, key[1:]) || bytes.Contains(meta, []byte(`\u`)) ||
+		bytes.Contains(meta, []byte("\u017f")) || bytes.Contains(meta, []byte("\u212a"))
+}
+
+// containsFold reports whether b contains s (lower-case ASCII letters) in
+// any ASCII case. It jumps between the places s's first letter occurs, in
+// either case, rather than comparing at every byte: _meta objects of the
+// 2026-07-28 envelope are a few hundred bytes, on every traced request.
 func containsFold(b []byte, s string) bool {
-	for i := 0; i+len(s) <= len(b); i++ {
+	lo, up := s[0], s[0]-'a'+'A'
+	nextLo, nextUp := bytes.IndexByte(b, lo), bytes.IndexByte(b, up)
+	for nextLo >= 0 || nextUp >= 0 {
+		i := nextLo
+		if i < 0 || (nextUp >= 0 && nextUp < i) {
+			i = nextUp
+		}
+		if len(b)-i < len(s) {
+			return false
+		}
 		if bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
 			return true
+		}
+		// Advance past i whichever of the two it was.
+		if i == nextLo {
+			if j := bytes.IndexByte(b[i+1:], lo); j >= 0 {
+				nextLo = i + 1 + j
+			} else {
+				nextLo = -1
+			}
+		} else {
+			if j := bytes.IndexByte(b[i+1:], up); j >= 0 {
+				nextUp = i + 1 + j
+			} else {
+				nextUp = -1
+			}
 		}
 	}
 	return false

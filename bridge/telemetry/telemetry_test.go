@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -164,6 +165,8 @@ func TestWithTraceContext(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"old","tracestate":"a=1"}}}`, `{"_meta":{"traceparent":"` + tp + `","tracestate":"a=1"}}`},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"Traceparent":"old"}}}`, ``},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"a","traceparent":"b"}}}`, ``},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"TRACEPARENT":"old"}}}`, ``},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"\u0074raceparent":"old"}}}`, ``},
 	} {
 		var m wire.Message
 		if err := wire.Parse([]byte(tc.in), &m); err != nil {
@@ -210,6 +213,52 @@ func FuzzWithTraceContext(f *testing.F) {
 		if p, st := MetaContext(&om); p != tp || st != "s=1" {
 			t.Fatalf("%s -> %s: _meta has %q %q", raw, out, p, st)
 		}
+		// A Go decoder matches keys by case folding: each key must be
+		// there once in every spelling it would take for it.
+		var env struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(out, &env) == nil {
+			for _, key := range []string{"traceparent", "tracestate"} {
+				n := 0
+				for k := range env.Params.Meta {
+					if strings.EqualFold(k, key) {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Fatalf("%s -> %s: %d keys a decoder reads as %s", raw, out, n, key)
+				}
+			}
+		}
+	})
+}
+
+// containsFold against the plain scan it replaces.
+func FuzzContainsFold(f *testing.F) {
+	f.Add([]byte(`{"x":"RaCeParent","y":"rrace"}`), "raceparent")
+	f.Add([]byte(`RRRRrrrrRRRRracestatE`), "racestate")
+	f.Fuzz(func(t *testing.T, b []byte, s string) {
+		if s == "" || len(s) > 16 {
+			return
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] < 'a' || s[i] > 'z' {
+				return
+			}
+		}
+		naive := false
+		for i := 0; i+len(s) <= len(b); i++ {
+			if bytes.EqualFold(b[i:i+len(s)], []byte(s)) {
+				naive = true
+				break
+			}
+		}
+		if got := containsFold(b, s); got != naive {
+			t.Fatalf("containsFold(%q, %q) = %v, the plain scan says %v", b, s, got, naive)
+		}
 	})
 }
 
@@ -231,5 +280,18 @@ func TestBothSidesOneRegistry(t *testing.T) {
 	}
 	if tel.Scope("local") != tel.ScopeFor(Server, "local") {
 		t.Error("Scope is not ScopeFor the Telemetry's own side")
+	}
+}
+
+// tracestate is refused, not added, next to a key a Go decoder folds to it
+// ("traceſtate": 'ſ' folds to 's').
+func TestWithTraceContextUnicodeFold(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	var m wire.Message
+	if err := wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceſtate":"x=1"}}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	if out := WithTraceContext(&m, tp, "s=1"); out != nil {
+		t.Errorf("edited to %s: a Go decoder would read two tracestate keys", out)
 	}
 }

@@ -152,3 +152,27 @@ func Request(id []byte, method string, params []byte) []byte {
 	}
 	return append(b, '}')
 }
+
+// Shifted returns m as it reads once d bytes have been inserted at offset
+// at of m.Raw, raw being the result: the spans after at move by d, the
+// spans around it grow by d. It is Parse's reading of raw (FuzzShifted)
+// provided at lies between tokens and what was inserted is members of an
+// object that the envelope does not route on — an edit such as
+// InsertFields of traceparent into _meta — and saves reading the whole
+// message again.
+func (m *Message) Shifted(raw []byte, at, d int) Message {
+	out := *m
+	out.Raw = raw
+	for _, s := range [...]*Span{&out.ID, &out.Params, &out.Result, &out.Error, &out.Arguments,
+		&out.Meta, &out.RequestID, &out.ProgressToken, &out.SubscriptionID} {
+		switch {
+		case !s.Present():
+		case s.Start >= at:
+			s.Start += d
+			s.End += d
+		case s.End > at:
+			s.End += d
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,31 @@ func BenchmarkValid(b *testing.B) {
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
 			json.Valid(msg)
+		}
+	})
+}
+
+// Shifted reads an insertion into _meta as Parse does.
+func FuzzShifted(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1},"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+	f.Add([]byte(`{"params":{"_meta":{}},"method":"a","id":"z","jsonrpc":"2.0"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"_meta":{ "x" : [1,2] }}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m Message
+		if Parse(raw, &m) != nil || !m.Meta.Present() || raw[m.Meta.Start] != '{' {
+			return
+		}
+		if _, dup := Field(raw, m.Meta, "traceparent"); dup {
+			return
+		}
+		out := InsertFields(raw, m.Meta, []byte(`"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`))
+		var want Message
+		if err := Parse(out, &want); err != nil {
+			return // the insertion made the message ambiguous (a traceparent spelt otherwise)
+		}
+		got := m.Shifted(out, m.Meta.Start+1, len(out)-len(raw))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s\n-> %s\nShifted %+v\nParse   %+v", raw, out, got, want)
 		}
 	})
 }

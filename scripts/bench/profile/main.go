@@ -7,6 +7,10 @@
 //	profile serve   -listen 127.0.0.1:PORT -cpuprofile F -memprofile F -- COMMAND [ARGS]
 //	profile connect -cpuprofile F -memprofile F URL    (stdio on stdin/stdout)
 //
+// -telemetry turns on what `--metrics-listen` and the OTEL_* variables turn
+// on in the binary: metrics, and traces when OTEL_EXPORTER_OTLP_ENDPOINT is
+// set (serve also keeps its access log, at info, as the binary does).
+//
 // -mutexprofile F and -blockprofile F add contention profiles;
 // -pprof-listen 127.0.0.1:PORT serves net/http/pprof for snapshots mid-load
 // (goroutines, heap).
@@ -35,6 +39,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
 func main() {
@@ -51,6 +56,7 @@ func main() {
 	block := fs.String("blockprofile", "", "write the blocking profile here")
 	debug := fs.String("pprof-listen", "", "serve net/http/pprof here while running (goroutine and heap snapshots mid-load)")
 	inflight := fs.Int("max-inflight", 0, "serve: --max-inflight (0: the default)")
+	withTel := fs.Bool("telemetry", false, "metrics on, traces as the OTEL_* environment says (as --metrics-listen and OTEL_* do)")
 	fs.Parse(os.Args[2:])
 	runtime.MemProfileRate = *rate
 	if *mutex != "" {
@@ -73,16 +79,27 @@ func main() {
 		must(err)
 		must(pprof.StartCPUProfile(f))
 	}
+	var tel *telemetry.Telemetry
+	if *withTel {
+		side := telemetry.Server
+		if os.Args[1] == "connect" {
+			side = telemetry.Client
+		}
+		t, err := telemetry.New(ctx, telemetry.Options{Side: side, Metrics: true, Tracing: telemetry.TracingFromEnv(os.Getenv), Logger: log})
+		must(err)
+		tel = t
+		defer tel.Shutdown(context.Background())
+	}
 	var err error
 	switch os.Args[1] {
 	case "serve":
-		err = runServe(ctx, *listen, *inflight, fs.Args(), log)
+		err = runServe(ctx, *listen, *inflight, fs.Args(), tel, log)
 	case "connect":
 		if fs.NArg() != 1 {
 			err = errors.New("connect: want one URL")
 			break
 		}
-		err = runConnect(ctx, fs.Arg(0), log)
+		err = runConnect(ctx, fs.Arg(0), tel, log)
 	default:
 		err = fmt.Errorf("unknown direction %q", os.Args[1])
 	}
@@ -117,7 +134,7 @@ func must(err error) {
 	}
 }
 
-func runServe(ctx context.Context, listen string, inflight int, child []string, log zerolog.Logger) error {
+func runServe(ctx context.Context, listen string, inflight int, child []string, tel *telemetry.Telemetry, log zerolog.Logger) error {
 	if len(child) == 0 {
 		return errors.New("serve: missing the child command after --")
 	}
@@ -133,6 +150,8 @@ func runServe(ctx context.Context, listen string, inflight int, child []string, 
 		},
 		CheckHost:   true,
 		MaxInflight: inflight,
+		Telemetry:   tel,
+		AccessLog:   true,
 		Logger:      log,
 	})
 	if err != nil {
@@ -154,8 +173,8 @@ func runServe(ctx context.Context, listen string, inflight int, child []string, 
 	return nil
 }
 
-func runConnect(ctx context.Context, url string, log zerolog.Logger) error {
-	b, err := connect.New(connect.Config{URL: url, Logger: log})
+func runConnect(ctx context.Context, url string, tel *telemetry.Telemetry, log zerolog.Logger) error {
+	b, err := connect.New(connect.Config{URL: url, Telemetry: tel, Logger: log})
 	if err != nil {
 		return err
 	}
