@@ -250,7 +250,10 @@ func traceEdits(m *wire.Message, parent, state string) (edits []wire.Edit, add [
 		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
 			return nil, nil, false // there, but not in one plain spelling
 		}
-		if len(add) > 0 {
+		if add == nil {
+			// Room for both members as they usually are (no escapes).
+			add = make([]byte, 0, 2*len(`"tracestate":"",`)+len(parent)+len(state))
+		} else {
 			add = append(add, ',')
 		}
 		add = wire.AppendString(append(wire.AppendString(add, f.key), ':'), f.val)
