@@ -224,12 +224,17 @@ func (b *Bridge) passFinal(p *pending, m *wire.Message) {
 	case p.method == "tools/list" && m.Result.Present():
 		msg = b.tools.absorb(b, m)
 	}
-	b.writeFinal(p, msg)
+	b.writeFinalOf(p, msg, m)
 }
 
 // writeFinal writes p's answer to the host, unless the host cancelled p or
 // p was answered already.
-func (b *Bridge) writeFinal(p *pending, body []byte) {
+func (b *Bridge) writeFinal(p *pending, body []byte) { b.writeFinalOf(p, body, nil) }
+
+// writeFinalOf is writeFinal of a body whose outcome m already reads (the
+// remote's response it was made from), so telemetry need not parse it
+// again; nil: it does.
+func (b *Bridge) writeFinalOf(p *pending, body []byte, m *wire.Message) {
 	if p.cancelled.Load() {
 		return
 	}
@@ -237,6 +242,6 @@ func (b *Bridge) writeFinal(p *pending, body []byte) {
 		b.log.Debug().Str("method", p.method).RawJSON("id", p.id).Msg("dropping a second answer to a request")
 		return
 	}
-	b.observeFinal(p, body)
+	b.observeFinal(p, body, m)
 	b.write(body)
 }

@@ -31,15 +31,19 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 }
 
 // observeFinal reads the answer the host gets for p (its error code, or a
-// tool's isError).
-func (b *Bridge) observeFinal(p *pending, body []byte) {
+// tool's isError): from m when the caller has it read, else from body.
+func (b *Bridge) observeFinal(p *pending, body []byte, m *wire.Message) {
 	op := p.op.Load()
 	if op == nil {
 		return
 	}
-	var m wire.Message
-	if wire.Parse(body, &m) == nil {
-		op.Result(&m)
+	if m != nil {
+		op.Result(m)
+		return
+	}
+	var read wire.Message
+	if wire.Parse(body, &read) == nil {
+		op.Result(&read)
 	}
 }
 
