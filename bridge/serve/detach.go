@@ -275,7 +275,7 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
 				rs.end(ctx, res != pumpClientGone)
 				if rs.obs != nil {
-					h.finishObserved(rs.obs, rsp.hdr)
+					h.finishObserved(rs.obs, rsp.sessionID)
 				}
 				h.detached.hang.forget(rs)
 				h.detached.remove(rs)
@@ -310,6 +310,11 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 		return nil, nil
 	}
 	rsp.buf = nil // written by the handler; the stream assembles its own
+	if rsp.started {
+		// The head went out through net/http: its header map is not
+		// needed any more (most of a waiting stream's own bytes).
+		rsp.hdr = nil
+	}
 	// The request's context ends when the handler returns; what follows
 	// needs none of its values, so it is not kept.
 	ctx, cancel := context.WithCancel(context.Background())

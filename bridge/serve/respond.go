@@ -17,7 +17,7 @@ import (
 type responder struct {
 	w         http.ResponseWriter
 	rc        *http.ResponseController
-	hdr       http.Header // w's header map, which outlives w once detached
+	hdr       http.Header // w's header map, which outlives w once detached (nil once the head is written)
 	modern    bool        // map MCP error codes to HTTP statuses (2026-07-28)
 	sessionID string      // legacy: set Mcp-Session-Id on the response
 	sse       bool
@@ -107,7 +107,9 @@ func (r *responder) startSSE() error {
 		h.Set("Connection", "close")
 	}
 	if r.raw != nil {
-		if err := r.raw.head(http.StatusOK, h, nil); err != nil {
+		err := r.raw.head(http.StatusOK, h, nil)
+		r.hdr = nil // written: a waiting stream keeps no header map
+		if err != nil {
 			return err
 		}
 		if o := r.raw.obs; o != nil {

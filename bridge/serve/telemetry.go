@@ -86,7 +86,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	}
 	h.serveHTTP(o, r)
 	if !o.handedOff {
-		h.finishObserved(o, w.Header())
+		h.finishObserved(o, first(w.Header()[keySessionID]))
 	}
 }
 
@@ -105,8 +105,8 @@ func (o *obsWriter) handOff() *obsWriter {
 
 // finishObserved records a request once its response has ended: its Op
 // (duration, span), rejected statuses, the open-streams gauge, the access
-// log. hdr is the response's header.
-func (h *Handler) finishObserved(o *obsWriter, hdr http.Header) {
+// log. session is the Mcp-Session-Id the response named, if any.
+func (h *Handler) finishObserved(o *obsWriter, session string) {
 	status := o.status
 	if status == 0 {
 		status = http.StatusOK
@@ -123,7 +123,7 @@ func (h *Handler) finishObserved(o *obsWriter, hdr http.Header) {
 		o.op.Fail(strconv.Itoa(status), http.StatusText(status))
 	}
 	if o.op != nil {
-		o.op.SetSession(first(hdr[keySessionID]))
+		o.op.SetSession(session)
 		o.op.End()
 	}
 	if h.cfg.AccessLog {
