@@ -44,16 +44,23 @@ func appendJSONAttr(b []byte, k, v string) []byte {
 	return append(b, `}}`...)
 }
 
-func appendJSONSpan(b []byte, o *Op) []byte {
-	b = append(b, `{"traceId":"`...)
-	b = appendHex(b, o.sc.traceID[:])
+// appendJSONContext writes the members a span and a link share: their
+// trace and span ids and trace state.
+func appendJSONContext(b []byte, sc *spanContext) []byte {
+	b = append(b, `"traceId":"`...)
+	b = appendHex(b, sc.traceID[:])
 	b = append(b, `","spanId":"`...)
-	b = appendHex(b, o.sc.spanID[:])
+	b = appendHex(b, sc.spanID[:])
 	b = append(b, '"')
-	if o.sc.state != "" {
+	if sc.state != "" {
 		b = append(b, `,"traceState":`...)
-		b = wire.AppendString(b, o.sc.state)
+		b = wire.AppendString(b, sc.state)
 	}
+	return b
+}
+
+func appendJSONSpan(b []byte, o *Op) []byte {
+	b = appendJSONContext(append(b, '{'), &o.sc)
 	hasParent := o.parentID != ([8]byte{})
 	if hasParent {
 		b = append(b, `,"parentSpanId":"`...)
@@ -81,15 +88,7 @@ func appendJSONSpan(b []byte, o *Op) []byte {
 	})
 	b = append(b, ']')
 	if o.link != nil {
-		b = append(b, `,"links":[{"traceId":"`...)
-		b = appendHex(b, o.link.traceID[:])
-		b = append(b, `","spanId":"`...)
-		b = appendHex(b, o.link.spanID[:])
-		b = append(b, '"')
-		if o.link.state != "" {
-			b = append(b, `,"traceState":`...)
-			b = wire.AppendString(b, o.link.state)
-		}
+		b = appendJSONContext(append(b, `,"links":[{`...), o.link)
 		b = append(b, `,"flags":`...)
 		b = strconv.AppendUint(b, uint64(otlpFlags(o.link.flags, true)), 10)
 		b = append(b, `}]`...)
