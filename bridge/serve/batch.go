@@ -85,5 +85,5 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 	// Several answers: always a stream, one response per event.
 	rsp := newResponder(w, false)
 	rsp.sse = true // resumable, or not, like any other stream of the session
-	s.stream(r, rsp, sk)
+	s.stream(r, rsp, sk, nil)
 }

@@ -374,3 +374,47 @@ func TestDetachedStreamObservedWhole(t *testing.T) {
 	}
 	t.Logf("a %d-step progress call (%v of steps): took_ms %d, histogram %.3f s, bytes_out %d for a %d-byte body", steps, whole, line.TookMS, sum, line.BytesOut, len(body))
 }
+
+// A 2025 session's call that asked for progress leaves net/http at its
+// first wait too: its SSE stream carries every progress event and the
+// result (event ids of the session's replay log included), says
+// Connection: close, keeps the session attached while it waits, and its
+// access-log line covers the whole call.
+func TestLegacyProgressStreamDetached(t *testing.T) {
+	const steps, delay = 4, 50 * time.Millisecond
+	b := startBridge(t, Config{AccessLog: true}, bins["memos"], "-modern=false", "-step-delay", delay.String())
+	sid := legacyInit(t, b.URL, "", "2025-11-25")
+	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	before := b.detached.total.Load()
+	resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":4},"_meta":{"progressToken":"p"}}}`, hdr)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || !resp.Close {
+		t.Fatalf("progress call: %d %q close=%v", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Close)
+	}
+	if n := b.detached.total.Load() - before; n != 1 {
+		t.Errorf("%d streams detached, want the progress call's", n)
+	}
+	if got := strings.Count(string(body), "notifications/progress"); got != steps || !strings.Contains(string(body), `"id":5,"result"`) {
+		t.Fatalf("stream: %d progress events (want %d) and the result?\n%s", got, steps, body)
+	}
+	if !strings.Contains(string(body), "\nid: ") && !strings.HasPrefix(string(body), "id: ") {
+		t.Errorf("the events carry no ids of the replay log:\n%s", body)
+	}
+	waitFor(t, "the call's access-log line", func() bool { return strings.Contains(b.log.String(), `"tool":"memo_export_memos"`) })
+	for _, l := range strings.Split(b.log.String(), "\n") {
+		if strings.Contains(l, `"tool":"memo_export_memos"`) && strings.Contains(l, `"message":"request"`) {
+			var line struct {
+				TookMS int64 `json:"took_ms"`
+			}
+			json.Unmarshal([]byte(l), &line)
+			if time.Duration(line.TookMS)*time.Millisecond < steps*delay*3/4 {
+				t.Errorf("access log took_ms %d for a call of at least %v", line.TookMS, steps*delay)
+			}
+		}
+	}
+	s := b.sessions.lookup(sid)
+	waitFor(t, "the stream's attachment to the session to go", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.attached == 0
+	})
+}

@@ -362,8 +362,11 @@ func (s *session) primes() bool {
 
 // stream carries sk, the answers to a POST, as one resumable stream. When
 // the connection breaks first, the stream is parked for a GET with
-// Last-Event-ID; without resumability its messages are dropped.
-func (s *session) stream(r *http.Request, rsp *responder, sk *sink) pumpResult {
+// Last-Event-ID; without resumability its messages are dropped. A
+// detachable rsp may leave net/http while it waits (detach.go): after is
+// then called when the stream ends, on the stream's goroutine, else before
+// stream returns.
+func (s *session) stream(r *http.Request, rsp *responder, sk *sink, after func()) {
 	h := s.t.h
 	st := s.replay.open(sk, true)
 	rsp.resumable(s.replay, st, s.primes())
@@ -371,9 +374,16 @@ func (s *session) stream(r *http.Request, rsp *responder, sk *sink) pumpResult {
 	if st != nil {
 		stop = s.replay.stopCh(st)
 	}
-	res := pump(r.Context(), rsp, sk, h.ka, s.endCh, stop)
-	s.release(st, sk, res)
-	return res
+	// A detached stream outlives its request, whose context held the
+	// client's attachment to the session: it holds one of its own.
+	s.attach()
+	h.pumpDetachable(r, rsp, sk, s.endCh, stop, func(res pumpResult) {
+		s.release(st, sk, res)
+		s.detach()
+		if after != nil {
+			after()
+		}
+	})
 }
 
 func (s *session) release(st *replayStream, sk *sink, res pumpResult) {

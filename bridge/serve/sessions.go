@@ -347,12 +347,18 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	rsp := newResponder(w, false)
 	if m.Method == "initialize" {
 		rsp.sessionID = s.id
+	} else if m.ProgressToken.Present() {
+		// A call that asked for progress is a long one by its client's
+		// account: its stream leaves net/http at its first wait, as a
+		// 2026-07-28 one does (detach.go).
+		rsp.detachable = canDetach(w, r)
+		rsp.early = true
 	}
 	// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
 	// the client cancelling its request." The call stays pending at the
 	// child; its answer waits for the client to resume the stream.
-	s.stream(r, rsp, cl.sink)
-	h.logCall(m.Method, h.guard.principal(r), cl)
+	method, who := m.Method, h.guard.principal(r)
+	s.stream(r, rsp, cl.sink, func() { h.logCall(method, who, cl) })
 }
 
 // track registers cl under the session before it is sent, so that a
