@@ -79,12 +79,19 @@ step "deployment files (scripts/deploycheck, a module of its own: k8s.io/api sta
 step "fuzz smoke (every parser, a few seconds each)"
 # A failure is tried once more: an input that breaks a parser was saved under
 # testdata/fuzz and fails again at once as a seed, while a hiccup of the fuzzing
-# engine itself on a loaded machine does not repeat.
+# engine itself on a loaded machine does not repeat. One hiccup is known by
+# name: Go 1.26's fuzz coordinator can report its own -fuzztime deadline as
+# a failure ("context deadline exceeded", no input written: golang/go#75804,
+# fixed in Go 1.27); that run found nothing and counts as passed.
 fuzz() {
 	local out attempt
 	for attempt in 1 2; do
 		if out=$(go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-5s}" "$1" 2>&1); then
 			echo "ok  $1 $2"
+			return 0
+		fi
+		if grep -q 'context deadline exceeded' <<<"$out" && ! grep -qE 'Failing input written|panic:|_test\.go:[0-9]+:' <<<"$out"; then
+			echo "ok  $1 $2 (the fuzz engine reported its own deadline, golang/go#75804; nothing found)"
 			return 0
 		fi
 		printf '%s\n' "$out" | tail -40 >&2
