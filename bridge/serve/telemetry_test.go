@@ -18,6 +18,8 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/otlptest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 )
 
 func newTelemetry(t *testing.T, metrics, tracing bool) *telemetry.Telemetry {
@@ -98,23 +100,13 @@ func TestMetricsCountToolCalls(t *testing.T) {
 			got, ok := sample(text, "mcp_server_operation_duration_seconds_count",
 				`mcp_method_name="tools/call"`, `gen_ai_tool_name="test_simple_text"`, `server="everything"`, `error_type=""`)
 			if !ok || got != n {
-				t.Errorf("tools/call count = %v (found %v), want %d\n%s", got, ok, n, grepLines(text, "mcp_server_operation"))
+				t.Errorf("tools/call count = %v (found %v), want %d\n%s", got, ok, n, testmain.Lines(text, "mcp_server_operation"))
 			}
 			if _, ok := sample(text, "mcp_server_operation_duration_seconds_count", `mcp_protocol_version="`+v.want+`"`); !ok {
-				t.Errorf("no operation labelled mcp_protocol_version=%q\n%s", v.want, grepLines(text, "mcp_server_operation"))
+				t.Errorf("no operation labelled mcp_protocol_version=%q\n%s", v.want, testmain.Lines(text, "mcp_server_operation"))
 			}
 		})
 	}
-}
-
-func grepLines(text, sub string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // TestMetricsRejectedAndGauges: a refused request is counted by its status;
@@ -128,7 +120,7 @@ func TestMetricsRejectedAndGauges(t *testing.T) {
 	}
 	text := scrape(t, tel)
 	if got, _ := sample(text, "mcp_bridge_rejected_requests_total", `reason="401"`); got != 1 {
-		t.Errorf("rejected{reason=401} = %v, want 1\n%s", got, grepLines(text, "rejected"))
+		t.Errorf("rejected{reason=401} = %v, want 1\n%s", got, testmain.Lines(text, "rejected"))
 	}
 	if got, _ := sample(text, "mcp_bridge_children"); got < 1 {
 		t.Errorf("mcp_bridge_children = %v, want >= 1", got)
@@ -306,7 +298,7 @@ func TestRequestsByTokenName(t *testing.T) {
 	text := scrape(t, tel)
 	for who, want := range map[string]float64{"alice": n, "bob": m, "anonymous": 1} {
 		if got, _ := sample(text, "mcp_bridge_requests_total", `principal="`+who+`"`, `server="team"`); got != want {
-			t.Errorf("requests_total{principal=%q} = %v, want %v\n%s", who, got, want, grepLines(text, "requests_total"))
+			t.Errorf("requests_total{principal=%q} = %v, want %v\n%s", who, got, want, testmain.Lines(text, "requests_total"))
 		}
 	}
 	for _, tok := range []string{ta, tb, "tok-wrong-s3cret", "s3cret"} {

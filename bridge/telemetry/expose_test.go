@@ -24,6 +24,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 )
 
 // parse reads /metrics text with Prometheus's own parser (test-only: the
@@ -244,7 +246,7 @@ func TestExpositionDifferential(t *testing.T) {
 	}
 	if value("go_goroutines") < 1 || value("go_threads") < 1 || value("go_memstats_alloc_bytes") <= 0 ||
 		value("go_memstats_heap_inuse_bytes") < value("go_memstats_alloc_bytes") || value("go_memstats_sys_bytes") < value("go_memstats_heap_inuse_bytes") {
-		t.Errorf("Go runtime metrics out of order:\n%s", grep(text, "go_"))
+		t.Errorf("Go runtime metrics out of order:\n%s", testmain.Lines(text, "go_"))
 	}
 	if runtime.GOOS == "linux" {
 		now := float64(time.Now().Unix())
@@ -253,7 +255,7 @@ func TestExpositionDifferential(t *testing.T) {
 		}
 		if value("process_resident_memory_bytes") <= 0 || value("process_virtual_memory_bytes") < value("process_resident_memory_bytes") ||
 			value("process_open_fds") < 3 || value("process_max_fds") < value("process_open_fds") || value("process_cpu_seconds_total") < 0 {
-			t.Errorf("process metrics out of order:\n%s", grep(text, "process_"))
+			t.Errorf("process metrics out of order:\n%s", testmain.Lines(text, "process_"))
 		}
 	}
 
@@ -279,16 +281,6 @@ func strip(text string) string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
 		if !strings.Contains(l, "go_") && !strings.Contains(l, "process_") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func grep(text, sub string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, sub) {
 			out = append(out, l)
 		}
 	}

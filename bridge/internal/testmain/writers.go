@@ -36,3 +36,15 @@ func (l TestLog) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Lines returns the lines of text that contain sub, joined by newlines
+// (a log's or a /metrics scrape's lines of interest).
+func Lines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
