@@ -128,7 +128,14 @@ func FuzzParseList(f *testing.F) {
 				t.Fatalf("%q: empty key", list)
 			}
 		}
-		if err != nil && len(v) > 8 && strings.Contains(list, "="+v) && strings.Contains(err.Error(), v) {
+		// The error names keys: a value that is also (part of) a key
+		// may show through it, and then it is the key that is quoted.
+		inKey := false
+		for _, m := range strings.Split(list, ",") {
+			key, _, _ := strings.Cut(m, "=")
+			inKey = inKey || strings.Contains(key, v)
+		}
+		if err != nil && len(v) > 8 && !inKey && strings.Contains(list, "="+v) && strings.Contains(err.Error(), v) {
 			t.Fatalf("%q: error %q quotes a value", list, err)
 		}
 		if strings.TrimSpace(k) == "" || k != strings.TrimSpace(k) || v != strings.TrimSpace(v) {
