@@ -300,32 +300,9 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 	}()
 	ticks := 0
 	for {
-		msgs, complete, overrun := s.take()
-		if overrun {
-			s.drop(msgs)
-			return pumpClientGone
-		}
-		if !r.started && !r.sse && complete && len(msgs) == 1 {
-			err := r.json(msgs[0])
-			s.drop(msgs)
-			if err != nil {
-				return pumpClientGone
-			}
-			return pumpComplete
-		}
-		for i, m := range msgs {
-			err := r.event(m)
-			r.release(s, msgs[i:i+1])
-			if err != nil {
-				s.drop(msgs[i+1:])
-				return pumpClientGone
-			}
-		}
-		if complete {
-			if !r.started { // e.g. a stream ended before anything was sent
-				_ = r.startSSE()
-			}
-			return pumpComplete
+		res, more := r.run(s, opStep)
+		if !more {
+			return res
 		}
 		if r.detachable && (r.sse || r.early && !r.started) {
 			detaching = true
@@ -336,20 +313,99 @@ func pump(ctx context.Context, r *responder, s *sink, ka *clock, stop, stop2 <-c
 		case <-ctx.Done():
 			return pumpClientGone
 		case <-stop:
-			return r.finish(s)
+			res, _ := r.run(s, opFinish)
+			return res
 		case <-stop2:
-			return r.finish(s)
+			res, _ := r.run(s, opFinish)
+			return res
 		case <-ka.tick():
 			// The clock is shared by every stream, so the first tick may
 			// come at once: a keepalive goes out from the second on, when
 			// the stream has been quiet for at least one interval.
 			if ticks++; ticks >= 2 {
-				if r.comment() != nil {
-					return pumpClientGone
+				if res, more := r.run(s, opComment); !more {
+					return res
 				}
 			}
 		}
 	}
+}
+
+// What a pump does between its waits.
+type pumpOp int
+
+const (
+	opStep    pumpOp = iota // write what the sink holds
+	opFinish                // the bridge ends the stream: write what is left
+	opComment               // a keepalive
+)
+
+// run does op for the pump. A stream still in its handler does it in
+// place. A detached stream does it on a goroutine of its own and waits:
+// writing to a connection and framing a response need a deeper stack than
+// the 2 KiB a goroutine starts with, and the runtime does not shrink the
+// stack of a goroutine that then waits in a select, so a stream that wrote
+// once would hold 4 KiB of stack while it waits for its next event — a
+// thousand waiting streams, 4 MiB (docs/benchmarks.md). The short-lived
+// writer's stack goes back to the runtime when it ends.
+func (r *responder) run(s *sink, op pumpOp) (pumpResult, bool) {
+	if r.raw == nil {
+		return r.do(s, op)
+	}
+	return r.runAside(s, op)
+}
+
+// runAside is run's detached half, kept out of run so the variables the
+// goroutine shares stay off the heap of a stream in its handler.
+func (r *responder) runAside(s *sink, op pumpOp) (res pumpResult, more bool) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, more = r.do(s, op)
+	}()
+	<-done
+	return res, more
+}
+
+// do carries out op; more reports that the pump goes on waiting.
+func (r *responder) do(s *sink, op pumpOp) (pumpResult, bool) {
+	switch op {
+	case opFinish:
+		return r.finish(s), false
+	case opComment:
+		if r.comment() != nil {
+			return pumpClientGone, false
+		}
+		return 0, true
+	}
+	msgs, complete, overrun := s.take()
+	if overrun {
+		s.drop(msgs)
+		return pumpClientGone, false
+	}
+	if !r.started && !r.sse && complete && len(msgs) == 1 {
+		err := r.json(msgs[0])
+		s.drop(msgs)
+		if err != nil {
+			return pumpClientGone, false
+		}
+		return pumpComplete, false
+	}
+	for i, m := range msgs {
+		err := r.event(m)
+		r.release(s, msgs[i:i+1])
+		if err != nil {
+			s.drop(msgs[i+1:])
+			return pumpClientGone, false
+		}
+	}
+	if complete {
+		if !r.started { // e.g. a stream ended before anything was sent
+			_ = r.startSSE()
+		}
+		return pumpComplete, false
+	}
+	return 0, true
 }
 
 // release gives back messages taken from s once written (or not): a
