@@ -121,7 +121,9 @@ step "build (into $BIN)"
 if [ -n "${MCP_BRIDGE_BIN:-}" ]; then
 	cp "$MCP_BRIDGE_BIN" "$BIN/mcp-bridge"
 else
-	go build -o "$BIN/mcp-bridge" ./cmd/mcp-bridge
+	# As scripts/release.sh builds what users download: static (no libc
+	# mapped, 1.4 MiB less idle RSS than a cgo build), symbols stripped.
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/mcp-bridge" ./cmd/mcp-bridge
 fi
 go build -o "$BIN/" ./scripts/bench/loadgen ./scripts/bench/echo ./scripts/bench/httpecho ./scripts/bench/report ./scripts/bench/profile
 LG=$BIN/loadgen
