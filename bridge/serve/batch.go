@@ -60,7 +60,9 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		m := &msgs[i]
 		switch m.Kind {
 		case wire.KindRequest:
-			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s}
+			op, tm := t.h.observeBatched(w, r, m)
+			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s, op: op}
+			m = tm
 			if !s.trackOr404(w, cl, m) {
 				// Whatever of the batch was already sent dies with the
 				// session's child.

@@ -24,6 +24,7 @@ type obsWriter struct {
 	method  string
 	tool    string
 	op      *telemetry.Op
+	batch   []*telemetry.Op // the requests of a batch POST, each its own Op
 
 	// What finishing needs once the handler has returned: a stream that
 	// left net/http (detach.go) finishes its request's observation itself,
@@ -120,11 +121,10 @@ func (h *Handler) finishObserved(o *obsWriter, session string) {
 	h.tel.Request(who)
 	if status >= 400 {
 		h.tel.Rejected(status)
-		o.op.Fail(strconv.Itoa(status), http.StatusText(status))
 	}
-	if o.op != nil {
-		o.op.SetSession(session)
-		o.op.End()
+	endOp(o.op, status, session)
+	for _, op := range o.batch {
+		endOp(op, status, session)
 	}
 	if h.cfg.AccessLog {
 		// Never the token or a body: the principal by its short name.
@@ -133,6 +133,18 @@ func (h *Handler) finishObserved(o *obsWriter, session string) {
 			Str("principal", cmp.Or(who, "anonymous")).Int64("bytes_in", o.in).Int64("bytes_out", o.out).
 			Msg("request")
 	}
+}
+
+// endOp ends a request's Op (nil: not observed) with its HTTP status.
+func endOp(op *telemetry.Op, status int, session string) {
+	if op == nil {
+		return
+	}
+	if status >= 400 {
+		op.Fail(strconv.Itoa(status), http.StatusText(status))
+	}
+	op.SetSession(session)
+	op.End()
 }
 
 var (
@@ -154,32 +166,58 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Messag
 			o.tool = m.Name
 		}
 	}
+	op, m := h.traced(o, r, m)
+	if op != nil {
+		o.op = op
+	}
+	return m
+}
+
+// traced begins the Op of request m when o observes it (nil otherwise) and
+// returns it with the message to relay, as observe describes.
+func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telemetry.Op, *wire.Message) {
 	hdrParent := first(r.Header[keyTraceparent])
 	if m.Kind != wire.KindRequest || (hdrParent == "" && h.tel == nil) {
-		return m
+		return nil, m
 	}
 	metaParent, metaState := telemetry.MetaContext(m)
 	parent, state := metaParent, metaState
 	if parent == "" {
 		parent, state = hdrParent, first(r.Header[keyTracestate])
 	}
+	var op *telemetry.Op
 	if o != nil && h.tel != nil {
 		version := m.ProtocolVersion
 		if version == "" {
 			version = first(r.Header[keyProtocolVersion])
 		}
-		o.op = h.tel.Begin(&telemetry.Request{
+		op = h.tel.Begin(&telemetry.Request{
 			Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version,
 			Session: first(r.Header[keySessionID]), Start: time.Now(),
 			MetaParent: metaParent, MetaState: metaState,
 			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
 		})
-		parent, state = o.op.Propagate()
+		parent, state = op.Propagate()
 	}
 	if parent == "" || (parent == metaParent && state == metaState) {
-		return m // nothing the child does not have already
+		return op, m // nothing the child does not have already
 	}
-	return telemetry.WithTrace(m, parent, state)
+	return op, telemetry.WithTrace(m, parent, state)
+}
+
+// observeBatched begins the Op of a request inside a batch (2025-03-26):
+// each gets its own span and duration, as it would sent alone, ended with
+// the HTTP request that carried them. It returns the message to relay.
+func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire.Message) (*telemetry.Op, *wire.Message) {
+	o, _ := w.(*obsWriter)
+	if o != nil {
+		o.method = "batch" // the access log's line is the HTTP request's
+	}
+	op, m := h.traced(o, r, m)
+	if op != nil {
+		o.batch = append(o.batch, op)
+	}
+	return op, m
 }
 
 // gauges is what /metrics reads of the Handler.

@@ -307,3 +307,57 @@ func TestRequestsByTokenName(t *testing.T) {
 		}
 	}
 }
+
+// A 2025-03-26 batch POST is one HTTP request carrying several JSON-RPC
+// requests: each gets its own span (in the trace the request's traceparent
+// header names, passed on in its own _meta) and its own duration sample,
+// as it would sent alone; the notification in the batch gets neither.
+func TestBatchSpansPerRequest(t *testing.T) {
+	rcv := otlptest.Start(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	tel := newTelemetry(t, true, true)
+	stdin := filepath.Join(t.TempDir(), "stdin.log")
+	b := startBridge(t, Config{Telemetry: tel}, teeCommand(stdin, bins["memos"])...)
+	sid := legacyInit(t, b.URL, "", "2025-03-26")
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":"p","method":"ping"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`
+	resp, body := rawPost(t, b.URL, batch, map[string]string{"Mcp-Session-Id": sid, "traceparent": "00-" + traceHeader + "-" + parentSpan + "-01"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("batch: %d %s", resp.StatusCode, body)
+	}
+	if msgs := messages(t, resp, body); len(msgs) != 2 {
+		t.Fatalf("batch answers %v, want two responses", msgs)
+	}
+	b.BeginShutdown()
+	b.srv.CloseClientConnections()
+	b.Close()
+	text := scrape(t, tel)
+	if err := tel.Shutdown(context.Background()); err != nil { // flushes the spans
+		t.Fatal(err)
+	}
+	spans := map[string]*tracepb.Span{}
+	for _, s := range rcv.Spans() {
+		if otlptest.TraceID(s) == traceHeader {
+			spans[otlptest.Attr(s, "mcp.method.name")] = s
+		}
+	}
+	child, _ := os.ReadFile(stdin)
+	for method, id := range map[string]string{"tools/list": "1", "ping": "p"} {
+		s := spans[method]
+		if s == nil {
+			t.Errorf("no %s span in the header's trace (all: %d spans)", method, len(rcv.Spans()))
+			continue
+		}
+		if got := otlptest.Attr(s, "jsonrpc.request.id"); got != id || otlptest.ParentID(s) != parentSpan || s.Kind != tracepb.Span_SPAN_KIND_SERVER {
+			t.Errorf("%s span: id %q parent %s kind %v", method, got, otlptest.ParentID(s), s.Kind)
+		}
+		if want := `"traceparent":"00-` + traceHeader + `-` + otlptest.SpanID(s) + `-01"`; !childGot(child, want) {
+			t.Errorf("the child did not receive %s's span in its _meta:\n%s", method, child)
+		}
+		if got, _ := sample(text, "mcp_server_operation_duration_seconds_count", `mcp_method_name="`+method+`"`); got != 1 {
+			t.Errorf("%s count = %v, want 1\n%s", method, got, testmain.Lines(text, "mcp_server_operation"))
+		}
+	}
+	if len(spans) != 2 {
+		t.Errorf("%d spans in the header's trace, want 2 (one per request of the batch)", len(spans))
+	}
+}
