@@ -21,7 +21,8 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		return
 	}
 	var reqs []*pending
-	for _, e := range elems {
+	var traced [][]byte // with telemetry: each element as it goes out
+	for i, e := range elems {
 		var m wire.Message
 		if wire.Parse(raw[e.Start:e.End], &m) != nil || m.Kind != wire.KindRequest {
 			continue
@@ -30,9 +31,21 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		// (no answer) but cannot close the stream the others share.
 		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), cancel: func() {}}
 		p.wireID, p.wireModern = p.id, p.modern
-		if b.register(p) {
-			reqs = append(reqs, p)
+		if !b.register(p) {
+			continue
 		}
+		reqs = append(reqs, p)
+		// Each request of the batch is observed as if sent alone: its
+		// own span, named as the remote's parent in its own _meta.
+		if out := b.observe(p, &m); out != &m {
+			if traced == nil {
+				traced = make([][]byte, len(elems))
+			}
+			traced[i] = out.Raw
+		}
+	}
+	if traced != nil {
+		raw = rebatch(raw, elems, traced)
 	}
 	b.goRequest(func() {
 		defer func() {
@@ -77,6 +90,24 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 		}
 		b.route(msg, source{batch: reqs})
 	}
+}
+
+// rebatch returns the array raw with element i replaced by with[i] where
+// that is not nil.
+func rebatch(raw []byte, elems []wire.Span, with [][]byte) []byte {
+	out := make([]byte, 0, len(raw)+len(elems)*64)
+	out = append(out, '[')
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if with[i] != nil {
+			out = append(out, with[i]...)
+		} else {
+			out = append(out, raw[e.Start:e.End]...)
+		}
+	}
+	return append(out, ']')
 }
 
 // batchElements returns the spans of the elements of raw, a JSON array
