@@ -46,7 +46,11 @@ func TestBatchSpansPerRequest(t *testing.T) {
 			t.Fatalf("line %v, want a response", m)
 		}
 	}
+	// The spans end when the batch's requests retire, after their
+	// answers went out: Run returns once that is done.
 	h.close()
+	err = <-h.done
+	h.done <- err // for the cleanup, which checks it
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
