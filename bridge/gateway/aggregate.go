@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
@@ -46,6 +47,7 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
 	agg, err := aggregate.New(aggregate.Config{
 		Servers:        servers,
 		Separator:      file.Bridge.Separator,
+		JoinTimeout:    time.Duration(file.Bridge.JoinTimeout),
 		Logger:         cfg.Logger,
 		MaxMessageSize: cfg.MaxMessageSize,
 	})
@@ -64,7 +66,8 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
 // endpoint: it lists every enabled server, so any change of the set or of
 // a server (its filters show through) counts, as do its own settings.
 func aggregateChanged(old, new *teamconfig.Config, ch teamconfig.Changes) bool {
-	if old.Bridge.Aggregate != new.Bridge.Aggregate || old.Bridge.Separator != new.Bridge.Separator {
+	if old.Bridge.Aggregate != new.Bridge.Aggregate || old.Bridge.Separator != new.Bridge.Separator ||
+		old.Bridge.JoinTimeout != new.Bridge.JoinTimeout {
 		return true
 	}
 	return new.Bridge.Aggregate && len(ch.Added)+len(ch.Removed)+len(ch.Changed) > 0

@@ -1,9 +1,12 @@
 package teamconfig
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"regexp"
+	"time"
 )
 
 // ErrConfig is wrapped by every error about the file's content.
@@ -27,6 +30,30 @@ type Bridge struct {
 	MaxMessageSize int    `json:"maxMessageSize"`
 	MaxInflight    int    `json:"maxInflight"`
 	MaxSessions    int    `json:"maxSessions"`
+	// JoinTimeout: how long the aggregated endpoint's initialize waits
+	// for servers still starting ("5s"); 0: the aggregate's default.
+	JoinTimeout Duration `json:"joinTimeout"`
+}
+
+// A Duration is written as Go writes one: "5s", "1m30s", "250ms". Only
+// joinTimeout is one, and its errors say so.
+type Duration time.Duration
+
+// MaxJoinTimeout bounds mcpBridge.joinTimeout: a client's initialize is
+// not held longer than this for a server that does not start.
+const MaxJoinTimeout = 10 * time.Minute
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("joinTimeout must be a string such as \"5s\" or \"500ms\", not %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 || v > MaxJoinTimeout {
+		return fmt.Errorf("joinTimeout %q: want a positive duration up to %v, such as \"5s\"", s, MaxJoinTimeout)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // A Server is one "mcpServers" entry, with its "${VAR}" references

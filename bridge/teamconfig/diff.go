@@ -15,7 +15,7 @@ type Changes struct {
 // differ, or when the global limits every server gets do.
 func Diff(old, new *Config) Changes {
 	var c Changes
-	limits := func(b Bridge) Bridge { b.Listen, b.Aggregate, b.Separator = "", false, ""; return b }
+	limits := func(b Bridge) Bridge { b.Listen, b.Aggregate, b.Separator, b.JoinTimeout = "", false, "", 0; return b }
 	sameLimits := limits(old.Bridge) == limits(new.Bridge)
 	was := map[string]bool{}
 	for _, name := range old.Enabled() {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(kv ...string) func(string) (string, bool) {
@@ -24,7 +25,7 @@ const sample = `{
     "old": {"command": "old-server", "args": ["${UNSET_BUT_DISABLED}"], "disabled": true}
   },
   "mcpBridge": {
-    "listen": "127.0.0.1:9000", "aggregate": true, "separator": "__", "maxBody": 1048576,
+    "listen": "127.0.0.1:9000", "aggregate": true, "separator": "__", "maxBody": 1048576, "joinTimeout": "1.5s",
     "servers": {"memos": {"sessionMode": "shared", "childProtocol": "legacy", "childPer": "principal",
       "tools": {"allow": ["memo_*"], "deny": ["memo_delete"]}, "scopes": ["memos:read"]}}
   }
@@ -52,7 +53,7 @@ func TestParseSample(t *testing.T) {
 	if got := cfg.Enabled(); !reflect.DeepEqual(got, []string{"github", "memos"}) {
 		t.Errorf("Enabled = %v", got)
 	}
-	wantB := Bridge{Listen: "127.0.0.1:9000", Aggregate: true, Separator: "__", MaxBody: 1 << 20}
+	wantB := Bridge{Listen: "127.0.0.1:9000", Aggregate: true, Separator: "__", MaxBody: 1 << 20, JoinTimeout: Duration(1500 * time.Millisecond)}
 	if cfg.Bridge != wantB {
 		t.Errorf("Bridge = %+v", cfg.Bridge)
 	}
@@ -88,6 +89,10 @@ func TestParseErrors(t *testing.T) {
 		{"no servers", `{"mcpBridge": {}}`, `no "mcpServers"`},
 		{"vs code input", `{"servers": {"a": {"command": "x", "env": {"K": "${input:key}"}}}}`, "not supported"},
 		{"url scheme", `{"mcpServers": {"a": {"url": "ftp://h/mcp"}}}`, "http:// or https://"},
+		{"join timeout number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": 5000}}`, `joinTimeout must be a string such as "5s"`},
+		{"join timeout unit", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "5"}}`, `joinTimeout "5"`},
+		{"join timeout negative", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "-1s"}}`, `want a positive duration`},
+		{"join timeout huge", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "2h"}}`, `up to 10m0s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file), env())
@@ -161,5 +166,10 @@ func TestDiff(t *testing.T) {
 	}
 	if c := Diff(base, opt); len(c.Changed) != 1 {
 		t.Errorf("options: %+v", c)
+	}
+	// The aggregate's own settings restart no server.
+	join := parse(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"aggregate": true, "joinTimeout": "1s"}}`)
+	if c := Diff(base, join); len(c.Changed) != 0 {
+		t.Errorf("joinTimeout: %+v", c)
 	}
 }
