@@ -68,6 +68,9 @@ type rawStream struct {
 	obs *obsWriter
 	rb  [1]byte  // the reader's buffer
 	hdr [24]byte // a chunk header
+	// writers do the stream's writes; job is the one step it waits for.
+	writers *writers
+	job     writeJob
 }
 
 var crlf = []byte("\r\n")
@@ -191,13 +194,14 @@ func (rs *rawStream) read() {
 // detachedStreams are the Handler's detached streams: Close ends them,
 // WaitDetached waits for them.
 type detachedStreams struct {
-	mu     sync.Mutex
-	m      map[*rawStream]*responder
-	closed bool          // Close ran: nothing detaches any more
-	total  atomic.Int64  // streams ever detached
-	empty  chan struct{} // closed when m becomes empty (made by a waiter)
-	wg     sync.WaitGroup
-	hang   hangups // tells streams that their clients went away
+	mu      sync.Mutex
+	m       map[*rawStream]*responder
+	closed  bool          // Close ran: nothing detaches any more
+	total   atomic.Int64  // streams ever detached
+	empty   chan struct{} // closed when m becomes empty (made by a waiter)
+	wg      sync.WaitGroup
+	hang    hangups // tells streams that their clients went away
+	writers writers // write for the streams (writers.go)
 }
 
 func (d *detachedStreams) remove(rs *rawStream) {
@@ -254,6 +258,7 @@ func (d *detachedStreams) close() {
 	}
 	d.hang.close() // its goroutine is counted in wg too
 	d.wg.Wait()
+	d.writers.close()
 }
 
 // WaitDetached waits until every stream detached from net/http has ended
@@ -320,7 +325,8 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 	ctx, cancel := context.WithCancel(context.Background())
 	// A response already started is an SSE stream whose head net/http
 	// wrote: HTTP/1.1 without a length, so its body is chunked.
-	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started}
+	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started, writers: &d.writers}
+	rs.job.done = make(chan struct{}, 1)
 	if o, ok := rsp.w.(*obsWriter); ok {
 		rs.obs = o.handOff()
 	}

@@ -340,31 +340,18 @@ const (
 	opComment               // a keepalive
 )
 
-// run does op for the pump. A stream still in its handler does it in
-// place. A detached stream does it on a goroutine of its own and waits:
-// writing to a connection and framing a response need a deeper stack than
-// the 2 KiB a goroutine starts with, and the runtime does not shrink the
-// stack of a goroutine that then waits in a select, so a stream that wrote
-// once would hold 4 KiB of stack while it waits for its next event — a
-// thousand waiting streams, 4 MiB (docs/benchmarks.md). The short-lived
-// writer's stack goes back to the runtime when it ends.
+// run does op for the pump: in place for a stream still in its handler;
+// for a detached one, by a writer (writers.go), so that the stream's own
+// goroutine stays small while it waits.
 func (r *responder) run(s *sink, op pumpOp) (pumpResult, bool) {
 	if r.raw == nil {
 		return r.do(s, op)
 	}
-	return r.runAside(s, op)
-}
-
-// runAside is run's detached half, kept out of run so the variables the
-// goroutine shares stay off the heap of a stream in its handler.
-func (r *responder) runAside(s *sink, op pumpOp) (res pumpResult, more bool) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		res, more = r.do(s, op)
-	}()
-	<-done
-	return res, more
+	j := &r.raw.job
+	j.r, j.s, j.op = r, s, op
+	r.raw.writers.do(j)
+	j.r, j.s = nil, nil
+	return j.res, j.more
 }
 
 // do carries out op; more reports that the pump goes on waiting.
