@@ -155,17 +155,11 @@ const lingerTimeout = 5 * time.Second
 // body the client, told "Connection: close", closes first (ctx ends): the
 // server then keeps no TIME_WAIT socket for the connection, which on a busy
 // host stalls new connections from the same client port. A client that
-// keeps the connection open is cut after lingerTimeout.
-func (rs *rawStream) end(ctx context.Context, complete bool) {
+// keeps the connection open is cut after lingerTimeout. The body's last
+// chunk is written by a writer (rsp.run), as every write of the stream.
+func (rs *rawStream) end(ctx context.Context, rsp *responder, complete bool) {
 	if complete {
-		_ = rs.c.SetWriteDeadline(time.Now().Add(lingerTimeout))
-		var err error
-		if rs.chunks {
-			var n int
-			n, err = rs.c.Write(lastChunk)
-			rs.wrote(int64(n))
-		}
-		if err == nil {
+		if _, more := rsp.run(nil, opEnd); more {
 			t := time.NewTimer(lingerTimeout)
 			select {
 			case <-ctx.Done():
@@ -176,6 +170,18 @@ func (rs *rawStream) end(ctx context.Context, complete bool) {
 	}
 	rs.c.Close()
 	rs.cancel()
+}
+
+// finishBody writes the end of a chunked body and bounds how long the
+// client may take to close.
+func (rs *rawStream) finishBody() error {
+	_ = rs.c.SetWriteDeadline(time.Now().Add(lingerTimeout))
+	if !rs.chunks {
+		return nil
+	}
+	n, err := rs.c.Write(lastChunk)
+	rs.wrote(int64(n))
+	return err
 }
 
 var lastChunk = []byte("0\r\n\r\n")
@@ -278,7 +284,7 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 			go func() {
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
-				rs.end(ctx, res != pumpClientGone)
+				rs.end(ctx, rsp, res != pumpClientGone)
 				if rs.obs != nil {
 					h.finishObserved(rs.obs, rsp.sessionID)
 				}

@@ -338,6 +338,7 @@ const (
 	opStep    pumpOp = iota // write what the sink holds
 	opFinish                // the bridge ends the stream: write what is left
 	opComment               // a keepalive
+	opEnd                   // a detached stream's body is complete: end it (more: it was)
 )
 
 // run does op for the pump: in place for a stream still in its handler;
@@ -364,6 +365,11 @@ func (r *responder) do(s *sink, op pumpOp) (pumpResult, bool) {
 			return pumpClientGone, false
 		}
 		return 0, true
+	case opEnd:
+		if r.raw.finishBody() != nil {
+			return pumpClientGone, false
+		}
+		return pumpComplete, true
 	}
 	msgs, complete, overrun := s.take()
 	if overrun {
