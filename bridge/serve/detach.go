@@ -274,13 +274,18 @@ func (d *detachedStreams) close() {
 func (h *Handler) WaitDetached(ctx context.Context) error { return h.detached.wait(ctx) }
 
 // pumpDetachable pumps sk into rsp and then calls done with the result — in
-// the handler, or, if the stream detaches, on the stream's own goroutine
-// after the handler has returned. done must not touch the request or the
+// the handler, or, if the stream detaches, after the handler has returned:
+// on a writer for a stream served by events (evstream.go), else on the
+// stream's own goroutine. done must not touch the request or the
 // ResponseWriter.
 func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, stop, stop2 <-chan struct{}, done func(pumpResult)) {
 	res := pump(req.Context(), rsp, sk, h.ka, stop, stop2)
 	if res == pumpDetach {
 		if ctx, rs := h.detach(req, rsp); rs != nil {
+			if stop == nil && stop2 == nil {
+				h.serveEvents(ctx, rsp, sk, rs, done)
+				return
+			}
 			go func() {
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)

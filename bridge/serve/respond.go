@@ -242,10 +242,33 @@ func modernErrorStatus(code int) int {
 }
 
 // A clock ticks for every stream at once: one timer per Handler instead of
-// one per request. A nil clock never ticks.
+// one per request. A nil clock never ticks. Streams in a select wait on
+// tick's channel; streams served by events subscribe.
 type clock struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu   sync.Mutex
+	ch   chan struct{}
+	subs map[*evStream]struct{}
+}
+
+func (c *clock) subscribe(e *evStream) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = map[*evStream]struct{}{}
+	}
+	c.subs[e] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *clock) unsubscribe(e *evStream) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.subs, e)
+	c.mu.Unlock()
 }
 
 func newClock() *clock { return &clock{ch: make(chan struct{})} }
@@ -270,6 +293,9 @@ func (c *clock) run(ctx context.Context, every time.Duration) {
 			c.mu.Lock()
 			close(c.ch)
 			c.ch = make(chan struct{})
+			for e := range c.subs {
+				e.kick(evTick) // never blocks
+			}
 			c.mu.Unlock()
 		}
 	}

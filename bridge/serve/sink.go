@@ -2,6 +2,7 @@ package serve
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,7 +24,8 @@ type sink struct {
 	want    int           // final responses still expected; <0: unbounded stream
 	closed  bool          // the stream is gone: pushes are refused
 	overrun bool
-	abort   func() // ends a write blocked on the client; set by the pump
+	abort   func()                   // ends a write blocked on the client; set by the pump
+	ev      atomic.Pointer[evStream] // a stream served by events: kicked on every change
 
 	charged int64     // held: queued plus taken and not yet written (lim.mu)
 	cutting bool      // picked to be cut (lim.mu)
@@ -91,6 +93,9 @@ func (s *sink) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+	if e := s.ev.Load(); e != nil {
+		e.kick(evWake)
 	}
 }
 

@@ -16,7 +16,7 @@ import "sync"
 // holds up another stream's write.
 type writers struct {
 	once, stop sync.Once
-	jobs       chan *writeJob // unbuffered: a send succeeds only to an idle writer
+	jobs       chan task // unbuffered: a send succeeds only to an idle writer
 	quit       chan struct{}
 	wg         sync.WaitGroup
 }
@@ -37,15 +37,25 @@ type writeJob struct {
 // would only hold more grown stacks.
 const writersPerHandler = 4
 
+// A task is what a writer runs: a stream's step (writeJob), or a stream
+// that waits by events (evStream).
+type task interface{ run() }
+
 // do runs j on an idle writer, or on a goroutine of its own, and waits.
 func (w *writers) do(j *writeJob) {
+	w.submit(j)
+	<-j.done
+}
+
+// submit runs t on an idle writer, or on a goroutine of its own; it does
+// not wait.
+func (w *writers) submit(t task) {
 	w.once.Do(w.start)
 	select {
-	case w.jobs <- j:
+	case w.jobs <- t:
 	default:
-		go j.run()
+		go t.run()
 	}
-	<-j.done
 }
 
 func (j *writeJob) run() {
@@ -54,7 +64,7 @@ func (j *writeJob) run() {
 }
 
 func (w *writers) start() {
-	jobs, quit := make(chan *writeJob), make(chan struct{})
+	jobs, quit := make(chan task), make(chan struct{})
 	w.jobs, w.quit = jobs, quit
 	w.wg.Add(writersPerHandler)
 	for range writersPerHandler {

@@ -1,0 +1,148 @@
+package serve
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// An evStream is a detached 2026-07-28 call stream that waits without a
+// goroutine of its own: the events it waits for — a message queued in its
+// sink, its client going away, a keepalive tick — each hand the stream to a
+// writer (writers.go), which serves every pending event and lets go. A
+// waiting stream is then its connection, its sink and this struct: no 2 KiB
+// stack, no goroutine descriptor, no select waiters (docs/benchmarks.md).
+//
+// Streams that also end on a channel (a listen stream on drain, a 2025
+// session's streams when the session ends) keep a goroutine that selects
+// on it (pumpDetachable).
+type evStream struct {
+	h    *Handler
+	rsp  *responder
+	sk   *sink
+	rs   *rawStream
+	ctx  context.Context
+	done func(pumpResult)
+
+	mu      sync.Mutex
+	pending evMask
+	busy    bool // a writer serves the stream, or it is over: kicks only mark
+
+	// Only the writer serving the stream touches these.
+	ticks    int
+	res      pumpResult
+	stopGone func() bool
+}
+
+type evMask uint8
+
+const (
+	evWake evMask = 1 << iota // the sink changed
+	evGone                    // the client went away, or the bridge ends the stream
+	evTick                    // a keepalive tick
+)
+
+// serveEvents serves a detached stream by events from now on.
+func (h *Handler) serveEvents(ctx context.Context, rsp *responder, sk *sink, rs *rawStream, done func(pumpResult)) {
+	// Busy from the start: events that come during the set-up are only
+	// marked, and served by the writer it ends with (e.mu is not held
+	// here: the clock kicks under its own lock).
+	e := &evStream{h: h, rsp: rsp, sk: sk, rs: rs, ctx: ctx, done: done, busy: true, pending: evWake}
+	e.stopGone = context.AfterFunc(ctx, func() { e.kick(evGone) })
+	h.ka.subscribe(e)
+	sk.ev.Store(e) // from here on the sink kicks; evWake covers what came before
+	rs.writers.submit(e)
+}
+
+// kick notes ev and, unless a writer already serves the stream, hands the
+// stream to one. It never blocks.
+func (e *evStream) kick(ev evMask) {
+	e.mu.Lock()
+	e.pending |= ev
+	if e.busy {
+		e.mu.Unlock()
+		return
+	}
+	e.busy = true
+	e.mu.Unlock()
+	e.rs.writers.submit(e)
+}
+
+// run serves the pending events until there are none (or the stream is
+// over); it runs on a writer.
+func (e *evStream) run() {
+	for {
+		e.mu.Lock()
+		ev := e.pending
+		e.pending = 0
+		if ev == 0 {
+			e.busy = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		if res, over := e.step(ev); over {
+			e.over(res) // busy stays set: later kicks are ignored
+			return
+		}
+	}
+}
+
+// step is one turn of pump's loop for the events in ev.
+func (e *evStream) step(ev evMask) (pumpResult, bool) {
+	if ev&evGone != 0 {
+		return pumpClientGone, true
+	}
+	if ev&evWake != 0 {
+		if res, more := e.rsp.do(e.sk, opStep); !more {
+			return res, true
+		}
+	}
+	if ev&evTick != 0 {
+		// As in pump: the shared clock's first tick may come at once.
+		if e.ticks++; e.ticks >= 2 {
+			if res, more := e.rsp.do(e.sk, opComment); !more {
+				return res, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// over ends the stream with res: a complete body is finished and the
+// connection kept until the client closes it (or lingerTimeout, as
+// rawStream.end does with a goroutine), then everything is released.
+func (e *evStream) over(res pumpResult) {
+	e.res = res
+	e.h.ka.unsubscribe(e)
+	e.sk.ev.Store(nil)
+	e.sk.setAbort(nil)
+	e.rsp.retire()
+	e.stopGone()
+	if res != pumpClientGone {
+		if _, more := e.rsp.do(nil, opEnd); more {
+			t := time.AfterFunc(lingerTimeout, e.rs.cancel)
+			context.AfterFunc(e.ctx, func() {
+				t.Stop()
+				e.close()
+			})
+			return
+		}
+	}
+	e.close()
+}
+
+// close releases the stream as pumpDetachable's goroutine does when its
+// pump returns, and its count in the detached streams' WaitGroup.
+func (e *evStream) close() {
+	h, rs := e.h, e.rs
+	rs.c.Close()
+	rs.cancel()
+	if rs.obs != nil {
+		h.finishObserved(rs.obs, e.rsp.sessionID)
+	}
+	h.detached.hang.forget(rs)
+	h.detached.remove(rs)
+	e.done(e.res)
+	h.detached.wg.Done()
+}
