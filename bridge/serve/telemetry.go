@@ -142,8 +142,9 @@ var (
 )
 
 // observe notes the parsed request for telemetry and returns the message to
-// relay: m itself, or a copy whose params._meta carries the trace context
-// the child should continue (tools that trace see the caller's trace).
+// relay: m itself, untouched or with its params._meta edited in place
+// (telemetry.WithTrace) to carry the trace context the child should
+// continue (tools that trace see the caller's trace).
 // With neither tracing nor a traceparent header it returns m untouched and
 // allocates nothing.
 func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
@@ -174,7 +175,7 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Messag
 			MetaParent: metaParent, MetaState: metaState,
 			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
 		})
-		parent, state = o.op.Propagate()
+		return o.op.Relay(m, metaParent, metaState)
 	}
 	if parent == "" || (parent == metaParent && state == metaState) {
 		return m // nothing the child does not have already

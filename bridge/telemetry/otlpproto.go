@@ -158,7 +158,7 @@ const (
 // appendProtoRequest appends an ExportTraceServiceRequest (resource_spans
 // = 1) with one ResourceSpans (resource = 1, scope_spans = 2) holding one
 // ScopeSpans (scope = 1, spans = 2) of spans.
-func appendProtoRequest(p *pb, res []pair, scopeVersion string, spans []*Op) {
+func appendProtoRequest(p *pb, res []pair, scopeVersion string, spans []*spanRecord) {
 	rs := p.open(1)
 	r := p.open(1) // Resource: attributes = 1
 	for _, a := range res {
@@ -184,7 +184,7 @@ const scopeName = "github.com/mcp-bridge/mcp-bridge"
 // span_id = 2, trace_state = 3, parent_span_id = 4, name = 5, kind = 6,
 // start_time_unix_nano = 7, end_time_unix_nano = 8, attributes = 9,
 // links = 13, status = 15, flags = 16.
-func appendProtoSpan(p *pb, o *Op) {
+func appendProtoSpan(p *pb, o *spanRecord) {
 	s := p.open(2)
 	p.bytes(1, o.sc.traceID[:])
 	p.bytes(2, o.sc.spanID[:])
@@ -198,7 +198,7 @@ func appendProtoSpan(p *pb, o *Op) {
 	p.fixed64(7, uint64(o.start.UnixNano()))
 	p.fixed64(8, uint64(o.endNs))
 	o.eachAttr(func(k, v string) { p.attr(9, k, v) })
-	if o.link != nil {
+	if o.hasLink {
 		l := p.open(13) // Link: trace_id = 1, span_id = 2, trace_state = 3, flags = 6
 		p.bytes(1, o.link.traceID[:])
 		p.bytes(2, o.link.spanID[:])
@@ -217,14 +217,14 @@ func appendProtoSpan(p *pb, o *Op) {
 
 // spanName is semconv's "{mcp.method.name} {target}", the target being the
 // tool or the prompt.
-func (o *Op) spanName() string {
+func (o *spanRecord) spanName() string {
 	if o.name != "" && (o.method == "tools/call" || o.method == "prompts/get") {
 		return o.method + " " + o.name
 	}
 	return o.method
 }
 
-func (o *Op) kind() uint64 {
+func (o *spanRecord) kind() uint64 {
 	if o.s.side == Client {
 		return kindClient
 	}
@@ -233,7 +233,7 @@ func (o *Op) kind() uint64 {
 
 // eachAttr calls f with each attribute of the ended span, in a fixed
 // order.
-func (o *Op) eachAttr(f func(k, v string)) {
+func (o *spanRecord) eachAttr(f func(k, v string)) {
 	f("mcp.method.name", o.method)
 	f("network.transport", "tcp")
 	f("network.protocol.name", "http")
