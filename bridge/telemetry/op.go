@@ -269,19 +269,33 @@ func (o *Op) End() {
 // WithTrace is WithTraceContext for a relay: it edits *m in place (m then
 // holds a new Raw; the bytes it held before are left as they were) and
 // returns m, also when it cannot be edited (it then travels as sent). The
-// common edit — members added to an existing _meta object — moves m's spans
-// instead of reading the message again (wire.Message.Shifted, checked
-// against Parse by its fuzz target): on every traced request, the second
-// parse cost as much as the rest of the span.
+// common edits — members added to an existing _meta object, or the values
+// of the keys it has replaced — move m's spans instead of reading the
+// message again (wire.Message.Shifted; FuzzWithTraceContext checks the
+// result against Parse): on every traced request, the second parse cost as
+// much as the rest of the span.
 func WithTrace(m *wire.Message, parent, state string) *wire.Message {
-	var buf [addRoom]byte
-	edits, add, ok := traceEdits(m, parent, state, buf[:0])
-	if !ok {
+	var room [addRoom]byte
+	me, add, ok := traceEdits(m, parent, state, room[:0])
+	edits := me.e[:me.n]
+	switch {
+	case !ok:
 		return m
-	}
-	if len(edits) == 0 && m.Meta.Present() && m.Raw[m.Meta.Start] == '{' {
+	case len(edits) == 0 && m.Meta.Present() && m.Raw[m.Meta.Start] == '{':
 		raw := wire.InsertFields(m.Raw, m.Meta, add)
 		*m = m.Shifted(raw, m.Meta.Start+1, len(raw)-len(m.Raw))
+		return m
+	case len(add) == 0:
+		// Each value is one token between others: the spans after it
+		// move, those around it grow, by the change in its length. From
+		// the last edit back, so that each offset is still the original.
+		raw := wire.Splice(m.Raw, edits...) // sorts edits
+		out := *m
+		for i := len(edits) - 1; i >= 0; i-- {
+			e := edits[i]
+			out = out.Shifted(raw, e.Span.End, len(e.Value)-(e.Span.End-e.Span.Start))
+		}
+		*m = out
 		return m
 	}
 	var out wire.Message
@@ -292,8 +306,9 @@ func WithTrace(m *wire.Message, parent, state string) *wire.Message {
 	return m
 }
 
-// addRoom is the stack room WithTrace gives the members it adds: both as
-// they usually are (a 55-byte traceparent, a short tracestate, no escapes).
+// addRoom is the stack room WithTrace gives the members it adds, or the
+// values it replaces: both as they usually are (a 55-byte traceparent, a
+// short tracestate, no escapes).
 const addRoom = 2*len(`"tracestate":"",`) + traceparentLen + 64
 
 // WithTraceContext returns m with params._meta.traceparent (and tracestate,
@@ -301,37 +316,53 @@ const addRoom = 2*len(`"tracestate":"",`) + traceparentLen + 64
 // when _meta holds the keys in a form it cannot edit unambiguously
 // (duplicated, escaped): the message then travels as the client sent it.
 func WithTraceContext(m *wire.Message, parent, state string) []byte {
-	edits, add, ok := traceEdits(m, parent, state, nil)
+	me, add, ok := traceEdits(m, parent, state, nil)
 	if !ok {
 		return nil
 	}
-	return applyTrace(m, edits, add)
+	return applyTrace(m, me.e[:me.n], add)
+}
+
+// metaEdits are the values of _meta keys to replace: at most the two of
+// the trace context, held by value so that they can live on the stack.
+type metaEdits struct {
+	n int
+	e [2]wire.Edit
 }
 
 // traceEdits returns how to put the trace context into m's _meta: edits
-// of the keys it has, and the members to add for those it lacks (appended
-// to room); ok is false when there is nothing to do or the edit would be
-// ambiguous.
-func traceEdits(m *wire.Message, parent, state string, room []byte) (edits []wire.Edit, add []byte, ok bool) {
+// of the keys it has, and the members to add for those it lacks; ok is
+// false when there is nothing to do or the edit would be ambiguous. The new
+// values and the members are appended to room (which may be nil), so that a
+// caller can give them stack space.
+func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdits, add []byte, ok bool) {
+	if m.Meta.Present() && m.Raw[m.Meta.Start] != '{' {
+		return metaEdits{}, nil, false // a _meta that is not an object: not ours to fix
+	}
+	adding := false
 	for _, f := range [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}} {
 		if f.val == "" {
 			continue
 		}
 		if sp, ok := wire.Field(m.Raw, m.Meta, f.key); ok {
-			edits = append(edits, wire.Edit{Span: sp, Value: wire.AppendString(nil, f.val)})
+			at := len(room)
+			room = wire.AppendString(room, f.val)
+			me.e[me.n] = wire.Edit{Span: sp, Value: room[at:len(room):len(room)]}
+			me.n++
 			continue
 		}
 		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
-			return nil, nil, false // there, but not in one plain spelling
+			return metaEdits{}, nil, false // there, but not in one plain spelling
 		}
-		if add == nil {
-			add = room
+		if !adding {
+			adding = true
+			add = room[len(room):]
 		} else {
 			add = append(add, ',')
 		}
 		add = wire.AppendString(append(wire.AppendString(add, f.key), ':'), f.val)
 	}
-	return edits, add, len(edits) > 0 || add != nil
+	return me, add, me.n > 0 || adding
 }
 
 // applyTrace makes the edited message.
