@@ -344,15 +344,18 @@ func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdit
 		if f.val == "" {
 			continue
 		}
-		if sp, ok := wire.Field(m.Raw, m.Meta, f.key); ok {
+		// Not ambiguous means not there in any spelling (see ambiguous),
+		// without walking _meta.
+		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
+			sp, ok := wire.Field(m.Raw, m.Meta, f.key)
+			if !ok {
+				return metaEdits{}, nil, false // there, but not in one plain spelling
+			}
 			at := len(room)
 			room = wire.AppendString(room, f.val)
 			me.e[me.n] = wire.Edit{Span: sp, Value: room[at:len(room):len(room)]}
 			me.n++
 			continue
-		}
-		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
-			return metaEdits{}, nil, false // there, but not in one plain spelling
 		}
 		if !adding {
 			adding = true
