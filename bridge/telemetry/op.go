@@ -83,7 +83,7 @@ func (r *spanRecord) release() {
 	recordPool.Put(r)
 }
 
-// Begin starts observing r. It returns nil (a valid, inert Op) when s is.
+// Begin starts observing req. It returns nil (a valid, inert Op) when s is.
 func (s *Scope) Begin(req *Request) *Op {
 	if s == nil {
 		return nil

@@ -127,7 +127,20 @@ func TestExportedSpansDoNotLeakIntoNext(t *testing.T) {
 	if len(spans) != 2*rounds {
 		t.Fatalf("%d spans, want %d", len(spans), 2*rounds)
 	}
+	traces := map[string]bool{}
 	for _, sp := range spans {
+		// New ids are drawn only into a cleared record: a recycled one
+		// that kept its ids would start the same trace again.
+		if traces[otlptest.SpanID(sp)] {
+			t.Fatalf("span id %s twice", otlptest.SpanID(sp))
+		}
+		traces[otlptest.SpanID(sp)] = true
+		if sp.Name == "ping" {
+			if traces[otlptest.TraceID(sp)] {
+				t.Fatalf("root spans share the trace id %s", otlptest.TraceID(sp))
+			}
+			traces[otlptest.TraceID(sp)] = true
+		}
 		if sp.Name == "tools/call secret-tool" {
 			if len(sp.Links) != 1 || otlptest.Attr(sp, "mcp.session.id") != "sess-1" || sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 				t.Fatalf("full span %v", sp)
