@@ -152,3 +152,42 @@ func TestExportedSpansDoNotLeakIntoNext(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayAllocatesOnlyTheMessage: the _meta edit of a traced request
+// allocates the edited message's bytes and nothing else — the traceparent,
+// the added members and the replaced values live on the stack, and the
+// message is edited in place — whether it adds the context or replaces the
+// client's own.
+func TestRelayAllocatesOnlyTheMessage(t *testing.T) {
+	s := tracingScope(t, Server, "srv", nil)
+	const envelope = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
+	for _, tc := range []struct{ name, raw string }{
+		{"add", envelope + `}}}`},
+		{"replace", envelope + `,"traceparent":"00-` + tpTrace + `-` + tpSpan + `-01","tracestate":"rojo=1"}}}`},
+	} {
+		var call wire.Message
+		if err := wire.Parse([]byte(tc.raw), &call); err != nil {
+			t.Fatal(err)
+		}
+		mp, ms := MetaContext(&call)
+		o := s.Begin(&Request{Method: "tools/call", Name: "echo", MetaParent: mp, MetaState: ms})
+		var out []byte
+		n := testing.AllocsPerRun(100, func() {
+			m := call
+			out = o.Relay(&m, mp, ms).Raw
+		})
+		o.End()
+		if n != 1 && !raceEnabled {
+			t.Errorf("%s: %v allocations, want 1 (the edited message)", tc.name, n)
+		}
+		t.Logf("%s: %v allocations", tc.name, n)
+		var got wire.Message
+		if err := wire.Parse(out, &got); err != nil {
+			t.Fatalf("%s: %s: %v", tc.name, out, err)
+		}
+		if p, _ := MetaContext(&got); p == mp || len(p) != traceparentLen {
+			t.Errorf("%s: traceparent %q after the edit", tc.name, p)
+		}
+	}
+}
