@@ -7,8 +7,10 @@ import (
 
 // observe begins the telemetry of one host request (a CLIENT span and the
 // mcp.client.operation.duration sample) and returns the message to send
-// on: a copy whose params._meta names the span as the remote's parent, or
-// m itself when telemetry is off or the remote gets nothing new.
+// on: m, its params._meta edited in place to name the span as the remote's
+// parent (the caller's m is its own: nothing reads the message as the host
+// sent it after this), or untouched when telemetry is off or the remote
+// gets nothing new.
 func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 	if b.tel == nil {
 		return m
@@ -23,11 +25,7 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 		MetaParent: metaParent, MetaState: metaState,
 	})
 	p.op.Store(op)
-	parent, state := op.Propagate()
-	if parent == "" || (parent == metaParent && state == metaState) {
-		return m
-	}
-	return telemetry.WithTrace(m, parent, state)
+	return op.Relay(m, metaParent, metaState)
 }
 
 // observeFinal reads the answer the host gets for p (its error code, or a

@@ -154,8 +154,9 @@ var (
 )
 
 // observe notes the parsed request for telemetry and returns the message to
-// relay: m itself, or a copy whose params._meta carries the trace context
-// the child should continue (tools that trace see the caller's trace).
+// relay: m itself, untouched or with its params._meta edited in place
+// (telemetry.WithTrace) to carry the trace context the child should
+// continue (tools that trace see the caller's trace).
 // With neither tracing nor a traceparent header it returns m untouched and
 // allocates nothing.
 func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
@@ -185,24 +186,23 @@ func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telem
 	if parent == "" {
 		parent, state = hdrParent, first(r.Header[keyTracestate])
 	}
-	var op *telemetry.Op
 	if o != nil && h.tel != nil {
 		version := m.ProtocolVersion
 		if version == "" {
 			version = first(r.Header[keyProtocolVersion])
 		}
-		op = h.tel.Begin(&telemetry.Request{
+		op := h.tel.Begin(&telemetry.Request{
 			Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version,
 			Session: first(r.Header[keySessionID]), Start: time.Now(),
 			MetaParent: metaParent, MetaState: metaState,
 			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
 		})
-		parent, state = op.Propagate()
+		return op, op.Relay(m, metaParent, metaState)
 	}
 	if parent == "" || (parent == metaParent && state == metaState) {
-		return op, m // nothing the child does not have already
+		return nil, m // nothing the child does not have already
 	}
-	return op, telemetry.WithTrace(m, parent, state)
+	return nil, telemetry.WithTrace(m, parent, state)
 }
 
 // observeBatched begins the Op of a request inside a batch (2025-03-26):

@@ -14,9 +14,10 @@ import (
 )
 
 // spanExporter sends one batch of ended spans; it returns when the batch
-// is delivered, refused or ctx is done.
+// is delivered, refused or ctx is done. It must not keep the records: the
+// batcher releases them to the pool when export returns.
 type spanExporter interface {
-	export(ctx context.Context, spans []*Op) error
+	export(ctx context.Context, spans []*spanRecord) error
 	close()
 }
 
@@ -28,7 +29,7 @@ type batcher struct {
 	cfg   batchConfig
 	exp   spanExporter
 	log   zerolog.Logger
-	queue chan *Op
+	queue chan *spanRecord
 	full  chan struct{} // a batch is ready (buffered: 1)
 
 	dropped atomic.Uint64
@@ -42,11 +43,15 @@ type batcher struct {
 	base     context.Context // cancelled when Shutdown's ctx ends first
 	cancel   context.CancelFunc
 	lastErr  error // the final flush's; read after exited
+
+	// held, if set (tests), is told how many spans a flush of full
+	// batches left queued for later.
+	held func(queued int)
 }
 
 func newBatcher(cfg batchConfig, exp spanExporter, log zerolog.Logger) *batcher {
 	b := &batcher{cfg: cfg, exp: exp, log: log,
-		queue: make(chan *Op, cfg.queue), full: make(chan struct{}, 1),
+		queue: make(chan *spanRecord, cfg.queue), full: make(chan struct{}, 1),
 		stop: make(chan struct{}), exited: make(chan struct{}),
 	}
 	b.base, b.cancel = context.WithCancel(context.Background())
@@ -54,11 +59,13 @@ func newBatcher(cfg batchConfig, exp spanExporter, log zerolog.Logger) *batcher 
 	return b
 }
 
-// enqueue hands an ended span to the processor. It never blocks: when the
-// queue is full (the collector is slow or down) the span is dropped and
-// counted — spec: "the processor ... MUST NOT block" on End.
-func (b *batcher) enqueue(o *Op) {
+// enqueue hands an ended span to the processor, which owns the record from
+// then on (see Op). It never blocks: when the queue is full (the collector
+// is slow or down) the span is dropped and counted — spec: "the processor
+// ... MUST NOT block" on End.
+func (b *batcher) enqueue(o *spanRecord) {
 	if b.stopped.Load() {
+		o.release()
 		return // after Shutdown: nobody would export it
 	}
 	select {
@@ -70,6 +77,7 @@ func (b *batcher) enqueue(o *Op) {
 			}
 		}
 	default:
+		o.release()
 		n := b.dropped.Add(1)
 		b.dropLog.Event(&b.log, zerolog.WarnLevel).Uint64("dropped_spans_total", n).Int("queue_size", b.cfg.queue).
 			Msg("telemetry: span queue full (the collector is slow or down); dropping spans")
@@ -79,26 +87,41 @@ func (b *batcher) enqueue(o *Op) {
 func (b *batcher) run() {
 	defer close(b.exited)
 	defer b.exp.close()
-	batch := make([]*Op, 0, b.cfg.maxBatch)
+	batch := make([]*spanRecord, 0, b.cfg.maxBatch)
 	timer := time.NewTimer(b.cfg.delay)
 	defer timer.Stop()
 	for {
 		select {
 		case <-b.stop:
-			b.lastErr = b.flush(batch)
+			b.lastErr = b.flush(batch, false)
 			return
 		case <-b.full:
+			// Only full batches: under steady load, draining the queue
+			// to empty posted whatever had arrived during the previous
+			// post — a few dozen spans a request, each paying a whole
+			// HTTP exchange on both sides. The timer sends the rest.
+			b.flush(batch, true)
+			continue
 		case <-timer.C:
 		}
-		b.flush(batch)
+		b.flush(batch, false)
 		timer.Reset(b.cfg.delay)
 	}
 }
 
-// flush exports everything queued now, in batches of at most maxBatch.
-func (b *batcher) flush(batch []*Op) error {
+// flush exports what is queued, in batches of at most maxBatch: all of
+// it, or while a whole batch is queued when onlyFull (the spec's
+// processor likewise exports when "the queue ... reaches
+// maxExportBatchSize" or the scheduled delay has passed).
+func (b *batcher) flush(batch []*spanRecord, onlyFull bool) error {
 	var errs error
 	for {
+		if n := len(b.queue); onlyFull && n < b.cfg.maxBatch {
+			if b.held != nil {
+				b.held(n)
+			}
+			return errs
+		}
 		batch = batch[:0]
 	fill:
 		for len(batch) < b.cfg.maxBatch {
@@ -115,14 +138,17 @@ func (b *batcher) flush(batch []*Op) error {
 		if err := b.exportOne(batch); err != nil {
 			errs = err
 		}
-		clear(batch) // let the Ops go
+		for i, o := range batch {
+			o.release() // encoded and sent (or given up on): nothing reads it again
+			batch[i] = nil
+		}
 		if b.base.Err() != nil {
 			return errors.Join(errs, b.base.Err())
 		}
 	}
 }
 
-func (b *batcher) exportOne(batch []*Op) error {
+func (b *batcher) exportOne(batch []*spanRecord) error {
 	ctx, cancel := context.WithTimeout(b.base, b.cfg.timeout)
 	defer cancel()
 	err := b.exp.export(ctx, batch)

@@ -75,7 +75,7 @@ func (e *httpExporter) close() { e.client.CloseIdleConnections() }
 // honor the waiting interval specified in the Retry-After header"), until
 // OTEL_EXPORTER_OTLP_TIMEOUT or ctx (the processor's export timeout, or
 // Shutdown's) ends.
-func (e *httpExporter) export(ctx context.Context, spans []*Op) error {
+func (e *httpExporter) export(ctx context.Context, spans []*spanRecord) error {
 	body := e.encode(spans)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.timeout)
 	defer cancel()
@@ -115,7 +115,7 @@ func (e *httpExporter) export(ctx context.Context, spans []*Op) error {
 	}
 }
 
-func (e *httpExporter) encode(spans []*Op) []byte {
+func (e *httpExporter) encode(spans []*spanRecord) []byte {
 	e.enc.b = e.enc.b[:0]
 	if e.cfg.json {
 		e.enc.b = appendJSONRequest(e.enc.b, e.res, e.version, spans)

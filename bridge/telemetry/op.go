@@ -3,8 +3,10 @@ package telemetry
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -30,10 +32,28 @@ type Request struct {
 }
 
 // An Op is one MCP request being observed: it holds its span, learns its
-// outcome and, at End, records its duration. With tracing on, the Op is
-// the span record itself (one allocation per request): End hands it to
-// the batch processor, whose goroutine alone reads it after that.
+// outcome and, at End, records its duration. It is a small handle: what
+// the span records lives in a pooled spanRecord that only the Op reaches
+// until End.
+//
+// Ownership of the record (the one rule pooling rests on): Begin takes it
+// from the pool and gives it to the Op; every method of the Op reads or
+// writes it under mu, and only while o.r is set. End takes it out (o.r =
+// nil, under mu) and hands it on — to the batch processor for a sampled
+// span, which releases it once the batch holding it has been exported (or
+// when it drops it), else straight back to the pool. So the request's
+// goroutine, the response writer and a late answer of the child can all
+// hold the Op for as long as they like: after End each method finds no
+// record and does nothing, and cannot touch the record that has meanwhile
+// become another request's span (TestLateCallsDoNotTouchReusedRecord).
 type Op struct {
+	mu sync.Mutex
+	r  *spanRecord // nil after End
+}
+
+// A spanRecord is one request's span and metric sample: what Begin learned
+// and what the request ended with.
+type spanRecord struct {
 	s                     *Scope
 	start                 time.Time
 	method, tool, version string
@@ -42,64 +62,71 @@ type Op struct {
 	// Tracing: sc is the span's own context (valid only when traced);
 	// the rest is set only for a sampled span.
 	sc       spanContext
-	parentID [8]byte      // zero for a root span
-	link     *spanContext // the HTTP header's context when _meta gave the parent
-	name     string       // params.name (the tool or the prompt)
-	id       string       // the raw JSON-RPC id
+	parentID [8]byte // zero for a root span
+	hasLink  bool
+	link     spanContext // the HTTP header's context when _meta gave the parent
+	name     string      // params.name (the tool or the prompt)
+	id       string      // the raw JSON-RPC id
 
-	// Guarded by mu until End; End sets ended, after which nothing changes
-	// them (Fail and SetSession are then ignored) and the exporter reads
-	// them without the lock.
-	mu      sync.Mutex
 	session string
 	errType string
 	errMsg  string
-	ended   bool
 	endNs   int64 // unix nanoseconds
 }
 
-// Begin starts observing r. It returns nil (a valid, inert Op) when s is.
-func (s *Scope) Begin(r *Request) *Op {
+var recordPool = sync.Pool{New: func() any { return new(spanRecord) }}
+
+// release clears r (nothing of its span may show in the next one) and
+// puts it back. Only the record's owner after End calls it, once.
+func (r *spanRecord) release() {
+	*r = spanRecord{}
+	recordPool.Put(r)
+}
+
+// Begin starts observing req. It returns nil (a valid, inert Op) when s is.
+func (s *Scope) Begin(req *Request) *Op {
 	if s == nil {
 		return nil
 	}
-	o := &Op{s: s, start: r.Start, method: r.Method, version: r.Version}
-	if r.Method == "tools/call" {
-		o.tool = r.Name
+	r := recordPool.Get().(*spanRecord)
+	r.s, r.start, r.method, r.version = s, req.Start, req.Method, req.Version
+	if req.Method == "tools/call" {
+		r.tool = req.Name
 	}
-	if o.start.IsZero() {
-		o.start = time.Now()
+	if r.start.IsZero() {
+		r.start = time.Now()
 	}
 	// semconv: "MCP server instrumentation SHOULD, by default, use context
 	// extracted from MCP params._meta as a parent for MCP server span and
 	// SHOULD link current ambient context, if it's present." The HTTP
 	// headers are that ambient context; without _meta they are the parent.
-	o.parent, o.state = r.MetaParent, r.MetaState
-	if o.parent == "" {
-		o.parent, o.state = r.HeaderParent, r.HeaderState
+	r.parent, r.state = req.MetaParent, req.MetaState
+	if r.parent == "" {
+		r.parent, r.state = req.HeaderParent, req.HeaderState
 	}
+	o := &Op{r: r}
 	tr := s.t.tracer
 	if tr == nil {
 		return o
 	}
 	var parent spanContext
-	if r.MetaParent != "" {
-		parent, _ = parseTraceparent(r.MetaParent, r.MetaState)
+	if req.MetaParent != "" {
+		parent, _ = parseTraceparent(req.MetaParent, req.MetaState)
 	}
-	if r.HeaderParent != "" {
-		if hdr, ok := parseTraceparent(r.HeaderParent, r.HeaderState); ok {
+	if req.HeaderParent != "" {
+		if hdr, ok := parseTraceparent(req.HeaderParent, req.HeaderState); ok {
 			if parent.valid() {
-				o.link = &hdr // rare: both carried a context
+				r.link, r.hasLink = hdr, true // rare: both carried a context
 			} else {
 				parent = hdr
 			}
 		}
 	}
-	tr.start(o, &parent)
-	if o.sc.sampled() {
-		o.name, o.session = r.Name, r.Session
-		if len(r.ID) > 0 {
-			o.id = string(r.ID) // r.ID may be a reused buffer
+	tr.start(r, &parent)
+	if r.sc.sampled() {
+		r.name, r.session = req.Name, req.Session
+		if len(req.ID) > 0 {
+			r.id = string(req.ID) // req.ID may be a reused buffer
 		}
 	}
 	return o
@@ -122,37 +149,68 @@ func jsonrpcID(raw string) string {
 // Propagate returns the trace context to pass on in params._meta: the
 // Op's own span when tracing, else the one the request came with.
 func (o *Op) Propagate() (parent, state string) {
+	var buf [traceparentLen]byte
+	parent, state = o.propagate(&buf)
+	return strings.Clone(parent), state // parent may point into buf
+}
+
+// propagate is Propagate with the Op's own traceparent written into buf:
+// the string it returns then points there, and must not outlive buf.
+func (o *Op) propagate(buf *[traceparentLen]byte) (parent, state string) {
 	if o == nil {
 		return "", ""
 	}
-	if !o.sc.valid() {
-		return o.parent, o.state
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.r
+	switch {
+	case r == nil:
+		return "", ""
+	case !r.sc.valid():
+		return r.parent, r.state
 	}
-	return o.sc.traceparent(), o.sc.state
+	b := r.sc.appendTraceparent(buf[:0])
+	return unsafe.String(&b[0], len(b)), r.sc.state
+}
+
+// Relay returns the message to send on for the request o observes: m with
+// params._meta carrying Propagate's context (edited in place, see
+// WithTrace), or m as it is when it holds that context already. metaParent
+// and metaState are what m's _meta carries (MetaContext). The traceparent
+// is formatted on the stack: this runs on every traced request.
+func (o *Op) Relay(m *wire.Message, metaParent, metaState string) *wire.Message {
+	var buf [traceparentLen]byte
+	parent, state := o.propagate(&buf)
+	if parent == "" || parent == metaParent && state == metaState {
+		return m // nothing the peer does not have already
+	}
+	return WithTrace(m, parent, state)
 }
 
 // SetSession names the 2025 session the request belongs to, when it is
 // known only after the request (an initialize minting one).
 func (o *Op) SetSession(id string) {
-	if o != nil && o.sc.sampled() && id != "" {
-		o.mu.Lock()
-		if !o.ended {
-			o.session = id
-		}
-		o.mu.Unlock()
+	if o == nil || id == "" {
+		return
 	}
+	o.mu.Lock()
+	if r := o.r; r != nil && r.sc.sampled() {
+		r.session = id
+	}
+	o.mu.Unlock()
 }
 
 // Fail records what the request ended with, unless an earlier cause was
 // recorded (the JSON-RPC error of the response comes before the HTTP
-// status it was sent with). errType should be low-cardinality.
+// status it was sent with). errType should be low-cardinality. After End
+// it does nothing.
 func (o *Op) Fail(errType, msg string) {
 	if o == nil || errType == "" {
 		return
 	}
 	o.mu.Lock()
-	if o.errType == "" && !o.ended {
-		o.errType, o.errMsg = errType, msg
+	if r := o.r; r != nil && r.errType == "" {
+		r.errType, r.errMsg = errType, msg
 	}
 	o.mu.Unlock()
 }
@@ -160,7 +218,7 @@ func (o *Op) Fail(errType, msg string) {
 // Result reads a final response: a JSON-RPC error is error.type = its code
 // (semconv: "the string representation of the JSON-RPC error code"); a
 // tools/call result with isError true is tool_error. It may run on another
-// goroutine than the request's.
+// goroutine than the request's, and after End (it then does nothing).
 func (o *Op) Result(m *wire.Message) {
 	if o == nil {
 		return
@@ -169,11 +227,17 @@ func (o *Op) Result(m *wire.Message) {
 	case m.Error.Present():
 		msg, _ := wire.StringField(m.Raw, m.Error, "message")
 		o.Fail(strconv.Itoa(m.ErrorCode), msg)
-	case o.method == "tools/call" && m.Result.Present():
+	case m.Result.Present() && o.isToolCall():
 		if sp, ok := wire.Field(m.Raw, m.Result, "isError"); ok && bytes.Equal(m.Raw[sp.Start:sp.End], []byte("true")) {
 			o.Fail(ErrorToolError, "")
 		}
 	}
+}
+
+func (o *Op) isToolCall() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.r != nil && o.r.method == "tools/call"
 }
 
 // End records the duration and ends the span: a sampled span is queued for
@@ -184,81 +248,124 @@ func (o *Op) End() {
 		return
 	}
 	o.mu.Lock()
-	if o.ended {
-		o.mu.Unlock()
+	r := o.r
+	o.r = nil // from here on, r is this goroutine's alone (see Op)
+	o.mu.Unlock()
+	if r == nil {
 		return // a second End would count twice and race with the exporter
 	}
 	now := time.Now()
-	o.ended, o.endNs = true, now.UnixNano()
-	errType := o.errType
-	o.mu.Unlock()
-	if o.s.metrics() {
-		o.s.observe(o.method, o.tool, o.version, errType, now.Sub(o.start).Seconds())
+	r.endNs = now.UnixNano()
+	if r.s.metrics() {
+		r.s.observe(r.method, r.tool, r.version, r.errType, now.Sub(r.start).Seconds())
 	}
-	if o.sc.sampled() {
-		o.s.t.tracer.batch.enqueue(o)
+	if r.sc.sampled() {
+		r.s.t.tracer.batch.enqueue(r)
+		return
 	}
+	r.release()
 }
 
-// WithTrace is WithTraceContext for a relay: the edited message, read, or
-// m itself when it cannot be edited (it then travels as sent). The common
-// edit — members added to an existing _meta object — moves m's spans
-// instead of reading the message again (wire.Message.Shifted, checked
-// against Parse by its fuzz target): on every traced request, the second
-// parse cost as much as the rest of the span.
+// WithTrace is WithTraceContext for a relay: it edits *m in place (m then
+// holds a new Raw; the bytes it held before are left as they were) and
+// returns m, also when it cannot be edited (it then travels as sent). The
+// common edits — members added to an existing _meta object, or the values
+// of the keys it has replaced — move m's spans instead of reading the
+// message again (wire.Message.Shifted; FuzzWithTraceContext checks the
+// result against Parse): on every traced request, the second parse cost as
+// much as the rest of the span.
 func WithTrace(m *wire.Message, parent, state string) *wire.Message {
-	edits, add, ok := traceEdits(m, parent, state)
-	if !ok {
+	var room [addRoom]byte
+	me, add, ok := traceEdits(m, parent, state, room[:0])
+	edits := me.e[:me.n]
+	switch {
+	case !ok:
 		return m
-	}
-	if len(edits) == 0 && m.Meta.Present() && m.Raw[m.Meta.Start] == '{' {
+	case len(edits) == 0 && m.Meta.Present() && m.Raw[m.Meta.Start] == '{':
 		raw := wire.InsertFields(m.Raw, m.Meta, add)
-		out := m.Shifted(raw, m.Meta.Start+1, len(raw)-len(m.Raw))
-		return &out
+		*m = m.Shifted(raw, m.Meta.Start+1, len(raw)-len(m.Raw))
+		return m
+	case len(add) == 0:
+		// Each value is one token between others: the spans after it
+		// move, those around it grow, by the change in its length. From
+		// the last edit back, so that each offset is still the original.
+		raw := wire.Splice(m.Raw, edits...) // sorts edits
+		out := *m
+		for i := len(edits) - 1; i >= 0; i-- {
+			e := edits[i]
+			out = out.Shifted(raw, e.Span.End, len(e.Value)-(e.Span.End-e.Span.Start))
+		}
+		*m = out
+		return m
 	}
 	var out wire.Message
 	if wire.Parse(applyTrace(m, edits, add), &out) != nil {
 		return m
 	}
-	return &out
+	*m = out
+	return m
 }
+
+// addRoom is the stack room WithTrace gives the members it adds, or the
+// values it replaces: both as they usually are (a 55-byte traceparent, a
+// short tracestate, no escapes).
+const addRoom = 2*len(`"tracestate":"",`) + traceparentLen + 64
 
 // WithTraceContext returns m with params._meta.traceparent (and tracestate,
 // when given) set: replaced where present, added where not. It returns nil
 // when _meta holds the keys in a form it cannot edit unambiguously
 // (duplicated, escaped): the message then travels as the client sent it.
 func WithTraceContext(m *wire.Message, parent, state string) []byte {
-	edits, add, ok := traceEdits(m, parent, state)
+	me, add, ok := traceEdits(m, parent, state, nil)
 	if !ok {
 		return nil
 	}
-	return applyTrace(m, edits, add)
+	return applyTrace(m, me.e[:me.n], add)
+}
+
+// metaEdits are the values of _meta keys to replace: at most the two of
+// the trace context, held by value so that they can live on the stack.
+type metaEdits struct {
+	n int
+	e [2]wire.Edit
 }
 
 // traceEdits returns how to put the trace context into m's _meta: edits
 // of the keys it has, and the members to add for those it lacks; ok is
-// false when there is nothing to do or the edit would be ambiguous.
-func traceEdits(m *wire.Message, parent, state string) (edits []wire.Edit, add []byte, ok bool) {
+// false when there is nothing to do or the edit would be ambiguous. The new
+// values and the members are appended to room (which may be nil), so that a
+// caller can give them stack space.
+func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdits, add []byte, ok bool) {
+	if m.Meta.Present() && m.Raw[m.Meta.Start] != '{' {
+		return metaEdits{}, nil, false // a _meta that is not an object: not ours to fix
+	}
+	adding := false
 	for _, f := range [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}} {
 		if f.val == "" {
 			continue
 		}
-		if sp, ok := wire.Field(m.Raw, m.Meta, f.key); ok {
-			edits = append(edits, wire.Edit{Span: sp, Value: wire.AppendString(nil, f.val)})
+		// Not ambiguous means not there in any spelling (see ambiguous),
+		// without walking _meta.
+		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
+			sp, ok := wire.Field(m.Raw, m.Meta, f.key)
+			if !ok {
+				return metaEdits{}, nil, false // there, but not in one plain spelling
+			}
+			at := len(room)
+			room = wire.AppendString(room, f.val)
+			me.e[me.n] = wire.Edit{Span: sp, Value: room[at:len(room):len(room)]}
+			me.n++
 			continue
 		}
-		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
-			return nil, nil, false // there, but not in one plain spelling
-		}
-		if add == nil {
-			// Room for both members as they usually are (no escapes).
-			add = make([]byte, 0, 2*len(`"tracestate":"",`)+len(parent)+len(state))
+		if !adding {
+			adding = true
+			add = room[len(room):]
 		} else {
 			add = append(add, ',')
 		}
 		add = wire.AppendString(append(wire.AppendString(add, f.key), ':'), f.val)
 	}
-	return edits, add, len(edits)+len(add) > 0
+	return me, add, me.n > 0 || adding
 }
 
 // applyTrace makes the edited message.

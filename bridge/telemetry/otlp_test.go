@@ -38,15 +38,19 @@ func tracingScope(t testing.TB, side Side, name string, extra map[string]string)
 	return tel.ScopeFor(side, name)
 }
 
-// finish ends o as End would, with these outcomes, but does not queue it.
-func (o *Op) finish(errType, msg, session string) {
-	o.errType, o.errMsg, o.session = errType, msg, session
-	o.ended, o.endNs = true, time.Now().UnixNano()
+// finish ends o as End would, with these outcomes, but returns its record
+// instead of queueing it.
+func (o *Op) finish(errType, msg, session string) *spanRecord {
+	r := o.r
+	o.r = nil
+	r.errType, r.errMsg, r.session = errType, msg, session
+	r.endNs = time.Now().UnixNano()
+	return r
 }
 
 // decodeBoth encodes ops as protobuf and as JSON and decodes each with the
 // reference bindings (test-only imports); both must agree.
-func decodeBoth(t testing.TB, res []pair, ops []*Op) *tracepb.TracesData {
+func decodeBoth(t testing.TB, res []pair, ops []*spanRecord) *tracepb.TracesData {
 	t.Helper()
 	var p pb
 	appendProtoRequest(&p, res, "1.2.3", ops)
@@ -84,12 +88,11 @@ func TestOTLPEncodingRoundTrips(t *testing.T) {
 		MetaParent: meta, MetaState: "rojo=1", HeaderParent: hdr, HeaderState: "congo=2"})
 	o.SetSession("s1")
 	o.Fail("-32602", long)
-	o.finish("-32602", long, "s1")
-	root := s.Begin(&Request{Method: "prompts/get", Name: "p", ID: []byte("7")})
-	root.finish("", "", "")
+	r := o.finish("-32602", long, "s1")
+	root := s.Begin(&Request{Method: "prompts/get", Name: "p", ID: []byte("7")}).finish("", "", "")
 	res := []pair{{"service.name", "svc"}, {"k", strings.Repeat("v", 200)}}
 
-	got := decodeBoth(t, res, []*Op{o, root})
+	got := decodeBoth(t, res, []*spanRecord{r, root})
 	rs := got.ResourceSpans[0]
 	if len(got.ResourceSpans) != 1 || len(rs.ScopeSpans) != 1 || len(rs.ScopeSpans[0].Spans) != 2 {
 		t.Fatalf("shape: %v", got)
@@ -105,13 +108,13 @@ func TestOTLPEncodingRoundTrips(t *testing.T) {
 	sp := rs.ScopeSpans[0].Spans[0]
 	wantID, _ := hex.DecodeString(tpTrace)
 	wantParent, _ := hex.DecodeString(tpSpan)
-	if !bytes.Equal(sp.TraceId, wantID) || !bytes.Equal(sp.SpanId, o.sc.spanID[:]) || !bytes.Equal(sp.ParentSpanId, wantParent) {
+	if !bytes.Equal(sp.TraceId, wantID) || !bytes.Equal(sp.SpanId, r.sc.spanID[:]) || !bytes.Equal(sp.ParentSpanId, wantParent) {
 		t.Errorf("ids %x %x %x", sp.TraceId, sp.SpanId, sp.ParentSpanId)
 	}
 	if sp.TraceState != "rojo=1" || sp.Flags != 0x301 || sp.Kind != tracepb.Span_SPAN_KIND_CLIENT || sp.Name != "tools/call echo\uFFFD" {
 		t.Errorf("state %q flags %#x kind %v name %q", sp.TraceState, sp.Flags, sp.Kind, sp.Name)
 	}
-	if sp.StartTimeUnixNano != uint64(o.start.UnixNano()) || sp.EndTimeUnixNano != uint64(o.endNs) || sp.EndTimeUnixNano < sp.StartTimeUnixNano {
+	if sp.StartTimeUnixNano != uint64(r.start.UnixNano()) || sp.EndTimeUnixNano != uint64(r.endNs) || sp.EndTimeUnixNano < sp.StartTimeUnixNano {
 		t.Errorf("times %d %d", sp.StartTimeUnixNano, sp.EndTimeUnixNano)
 	}
 	want := map[string]string{"mcp.method.name": "tools/call", "network.transport": "tcp", "network.protocol.name": "http",
@@ -134,13 +137,13 @@ func TestOTLPEncodingRoundTrips(t *testing.T) {
 	if sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || sp.Status.GetMessage() != long {
 		t.Errorf("status code %v, message of %d bytes", sp.Status.GetCode(), len(sp.Status.GetMessage()))
 	}
-	r := rs.ScopeSpans[0].Spans[1]
-	if len(r.ParentSpanId) != 0 || r.Flags != 0x101 || r.Name != "prompts/get p" || r.Status != nil || len(r.Links) != 0 ||
-		attrs(r)["gen_ai.prompt.name"] != "p" || attrs(r)["jsonrpc.request.id"] != "7" || r.TraceState != "" {
-		t.Errorf("root span %v", r)
+	rt := rs.ScopeSpans[0].Spans[1]
+	if len(rt.ParentSpanId) != 0 || rt.Flags != 0x101 || rt.Name != "prompts/get p" || rt.Status != nil || len(rt.Links) != 0 ||
+		attrs(rt)["gen_ai.prompt.name"] != "p" || attrs(rt)["jsonrpc.request.id"] != "7" || rt.TraceState != "" {
+		t.Errorf("root span %v", rt)
 	}
-	if bytes.Equal(r.TraceId, sp.TraceId) || len(r.TraceId) != 16 || len(r.SpanId) != 8 {
-		t.Errorf("root span ids %x %x", r.TraceId, r.SpanId)
+	if bytes.Equal(rt.TraceId, sp.TraceId) || len(rt.TraceId) != 16 || len(rt.SpanId) != 8 {
+		t.Errorf("root span ids %x %x", rt.TraceId, rt.SpanId)
 	}
 }
 
@@ -152,9 +155,8 @@ func FuzzOTLPEncoding(f *testing.F) {
 	f.Add("prompts/get", "\xff\xfe", "1", "", "tool_error", strings.Repeat("x", 300))
 	s := tracingScope(f, Server, "srv", nil)
 	f.Fuzz(func(t *testing.T, method, name, id, session, errType, msg string) {
-		o := s.Begin(&Request{Method: method, Name: name, ID: []byte(id), Session: session})
-		o.finish(errType, msg, session)
-		got := decodeBoth(t, []pair{{"service.name", name}}, []*Op{o, o})
+		r := s.Begin(&Request{Method: method, Name: name, ID: []byte(id), Session: session}).finish(errType, msg, session)
+		got := decodeBoth(t, []pair{{"service.name", name}}, []*spanRecord{r, r})
 		spans := got.ResourceSpans[0].ScopeSpans[0].Spans
 		if len(spans) != 2 {
 			t.Fatalf("%d spans", len(spans))

@@ -12,7 +12,7 @@ import (
 // "Values of enum fields MUST be encoded as integer values", keys are
 // lowerCamelCase, and 64-bit integers are decimal strings (the protobuf
 // JSON mapping).
-func appendJSONRequest(b []byte, res []pair, scopeVersion string, spans []*Op) []byte {
+func appendJSONRequest(b []byte, res []pair, scopeVersion string, spans []*spanRecord) []byte {
 	b = append(b, `{"resourceSpans":[{"resource":{"attributes":[`...)
 	for i, a := range res {
 		if i > 0 {
@@ -59,7 +59,7 @@ func appendJSONContext(b []byte, sc *spanContext) []byte {
 	return b
 }
 
-func appendJSONSpan(b []byte, o *Op) []byte {
+func appendJSONSpan(b []byte, o *spanRecord) []byte {
 	b = appendJSONContext(append(b, '{'), &o.sc)
 	hasParent := o.parentID != ([8]byte{})
 	if hasParent {
@@ -87,8 +87,8 @@ func appendJSONSpan(b []byte, o *Op) []byte {
 		b = appendJSONAttr(b, k, v)
 	})
 	b = append(b, ']')
-	if o.link != nil {
-		b = appendJSONContext(append(b, `,"links":[{`...), o.link)
+	if o.hasLink {
+		b = appendJSONContext(append(b, `,"links":[{`...), &o.link)
 		b = append(b, `,"flags":`...)
 		b = strconv.AppendUint(b, uint64(otlpFlags(o.link.flags, true)), 10)
 		b = append(b, `}]`...)

@@ -123,9 +123,18 @@ func (p *pb) close(start int) {
 
 // attr writes a KeyValue with a string AnyValue (KeyValue: key = 1,
 // value = 2; AnyValue: string_value = 1).
-func (p *pb) attr(field int, key, value string) {
+func (p *pb) attr(field int, key, value string) { p.attrKey(field, toValidUTF8(key), value) }
+
+// attrKey is attr for a key known to be UTF-8 (the bridge's own attribute
+// names: a span has a dozen, and checking each again costs more than
+// writing it).
+func (p *pb) attrKey(field int, key, value string) {
 	kv := p.open(field)
-	p.str(1, key)
+	if key != "" {
+		p.tag(1, wireBytes)
+		p.varint(uint64(len(key)))
+		p.b = append(p.b, key...)
+	}
 	v := p.open(2)
 	p.strAlways(1, value)
 	p.close(v)
@@ -158,7 +167,7 @@ const (
 // appendProtoRequest appends an ExportTraceServiceRequest (resource_spans
 // = 1) with one ResourceSpans (resource = 1, scope_spans = 2) holding one
 // ScopeSpans (scope = 1, spans = 2) of spans.
-func appendProtoRequest(p *pb, res []pair, scopeVersion string, spans []*Op) {
+func appendProtoRequest(p *pb, res []pair, scopeVersion string, spans []*spanRecord) {
 	rs := p.open(1)
 	r := p.open(1) // Resource: attributes = 1
 	for _, a := range res {
@@ -184,7 +193,7 @@ const scopeName = "github.com/mcp-bridge/mcp-bridge"
 // span_id = 2, trace_state = 3, parent_span_id = 4, name = 5, kind = 6,
 // start_time_unix_nano = 7, end_time_unix_nano = 8, attributes = 9,
 // links = 13, status = 15, flags = 16.
-func appendProtoSpan(p *pb, o *Op) {
+func appendProtoSpan(p *pb, o *spanRecord) {
 	s := p.open(2)
 	p.bytes(1, o.sc.traceID[:])
 	p.bytes(2, o.sc.spanID[:])
@@ -193,12 +202,12 @@ func appendProtoSpan(p *pb, o *Op) {
 		p.bytes(4, o.parentID[:])
 	}
 	p.fixed32(16, otlpFlags(o.sc.flags, o.parentID != ([8]byte{})))
-	p.str(5, o.spanName())
+	p.spanName(o)
 	p.uint(6, o.kind())
 	p.fixed64(7, uint64(o.start.UnixNano()))
 	p.fixed64(8, uint64(o.endNs))
-	o.eachAttr(func(k, v string) { p.attr(9, k, v) })
-	if o.link != nil {
+	o.eachAttr(func(k, v string) { p.attrKey(9, k, v) })
+	if o.hasLink {
 		l := p.open(13) // Link: trace_id = 1, span_id = 2, trace_state = 3, flags = 6
 		p.bytes(1, o.link.traceID[:])
 		p.bytes(2, o.link.spanID[:])
@@ -217,14 +226,32 @@ func appendProtoSpan(p *pb, o *Op) {
 
 // spanName is semconv's "{mcp.method.name} {target}", the target being the
 // tool or the prompt.
-func (o *Op) spanName() string {
-	if o.name != "" && (o.method == "tools/call" || o.method == "prompts/get") {
+func (o *spanRecord) spanName() string {
+	if o.hasTarget() {
 		return o.method + " " + o.name
 	}
 	return o.method
 }
 
-func (o *Op) kind() uint64 {
+func (o *spanRecord) hasTarget() bool {
+	return o.name != "" && (o.method == "tools/call" || o.method == "prompts/get")
+}
+
+// spanName writes Span.name (5) without building the string: it is
+// spanName's, as each part is valid UTF-8 (or made so byte by byte, which
+// the space between them does not change).
+func (p *pb) spanName(o *spanRecord) {
+	if !o.hasTarget() {
+		p.str(5, o.method)
+		return
+	}
+	m, n := toValidUTF8(o.method), toValidUTF8(o.name)
+	p.tag(5, wireBytes)
+	p.varint(uint64(len(m) + 1 + len(n)))
+	p.b = append(append(append(p.b, m...), ' '), n...)
+}
+
+func (o *spanRecord) kind() uint64 {
 	if o.s.side == Client {
 		return kindClient
 	}
@@ -233,7 +260,7 @@ func (o *Op) kind() uint64 {
 
 // eachAttr calls f with each attribute of the ended span, in a fixed
 // order.
-func (o *Op) eachAttr(f func(k, v string)) {
+func (o *spanRecord) eachAttr(f func(k, v string)) {
 	f("mcp.method.name", o.method)
 	f("network.transport", "tcp")
 	f("network.protocol.name", "http")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -196,6 +197,8 @@ func FuzzWithTraceContext(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"x"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{ "_meta" : { } }}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","_meta":{"progressToken":7,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=1,congo=2","io.modelcontextprotocol/logLevel":"info"},"arguments":{"a":1}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"tracestate":{"a":[1]},"traceparent":7},"name":"n"}}`))
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var m wire.Message
@@ -212,6 +215,18 @@ func FuzzWithTraceContext(f *testing.F) {
 		}
 		if p, st := MetaContext(&om); p != tp || st != "s=1" {
 			t.Fatalf("%s -> %s: _meta has %q %q", raw, out, p, st)
+		}
+		// WithTrace, which moves the spans of m instead of reading the
+		// edited message again where it can, makes the same message and
+		// reads it as Parse does.
+		c := m
+		if got := WithTrace(&c, tp, "s=1"); got != &c || !bytes.Equal(c.Raw, out) {
+			t.Fatalf("%s -> WithTrace %s, WithTraceContext %s", raw, c.Raw, out)
+		}
+		cw, ow := c, om
+		cw.Raw, ow.Raw = nil, nil
+		if !reflect.DeepEqual(cw, ow) {
+			t.Fatalf("%s -> %s: WithTrace reads it as\n%+v\nParse as\n%+v", raw, out, cw, ow)
 		}
 		// A Go decoder matches keys by case folding: each key must be
 		// there once in every spelling it would take for it.

@@ -61,7 +61,7 @@ func (t *Telemetry) initTracing(_ context.Context, opts Options) error {
 // start gives o its span context: a child of parent when that is valid
 // (same trace, its tracestate and random flag), else the root of a new
 // trace; sampled as the sampler says.
-func (tr *tracer) start(o *Op, parent *spanContext) {
+func (tr *tracer) start(o *spanRecord, parent *spanContext) {
 	sc := &o.sc
 	if parent.valid() {
 		sc.traceID, sc.state, sc.flags = parent.traceID, parent.state, parent.flags&flagRandom

@@ -105,15 +105,16 @@ func appendHex(dst, b []byte) []byte {
 	return dst
 }
 
-// traceparent formats c as a version 00 traceparent.
-func (c *spanContext) traceparent() string {
-	var b [55]byte
-	out := append(b[:0], "00-"...)
+// traceparentLen is the length of a version 00 traceparent.
+const traceparentLen = 55
+
+// appendTraceparent appends c as a version 00 traceparent.
+func (c *spanContext) appendTraceparent(out []byte) []byte {
+	out = append(out, "00-"...)
 	out = appendHex(out, c.traceID[:])
 	out = append(out, '-')
 	out = appendHex(out, c.spanID[:])
-	out = append(out, '-', hexDigits[c.flags>>4], hexDigits[c.flags&0xf])
-	return string(out)
+	return append(out, '-', hexDigits[c.flags>>4], hexDigits[c.flags&0xf])
 }
 
 // validTracestate reports whether a tracestate is worth passing on. W3C:

@@ -133,3 +133,9 @@ func FuzzTraceContext(f *testing.F) {
 		}
 	})
 }
+
+// traceparent formats c as a version 00 traceparent.
+func (c *spanContext) traceparent() string {
+	var b [traceparentLen]byte
+	return string(c.appendTraceparent(b[:0]))
+}

@@ -23,8 +23,13 @@ func Splice(raw []byte, edits ...Edit) []byte {
 // callers that recycle buffers: a fresh 16 MiB allocation costs more in
 // page faults than the copy itself.
 func SpliceTo(dst, raw []byte, edits ...Edit) []byte {
-	if len(edits) > 1 {
-		slices.SortFunc(edits, func(a, b Edit) int { return a.Span.Start - b.Span.Start })
+	// Insertion sort: edits are few and nearly always in order already,
+	// and sorting through a comparison func (an indirect call) would make
+	// the compiler move every caller's edit values to the heap.
+	for i := 1; i < len(edits); i++ {
+		for j := i; j > 0 && edits[j].Span.Start < edits[j-1].Span.Start; j-- {
+			edits[j], edits[j-1] = edits[j-1], edits[j]
+		}
 	}
 	n := len(raw)
 	for _, e := range edits {
