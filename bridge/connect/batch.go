@@ -37,7 +37,9 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		reqs = append(reqs, p)
 		// Each request of the batch is observed as if sent alone: its
 		// own span, named as the remote's parent in its own _meta.
-		if out := b.observe(p, &m); out != &m {
+		// observe edits m in place: a new Raw is a rewritten element.
+		orig := m.Raw
+		if out := b.observe(p, &m); len(out.Raw) != len(orig) || len(orig) > 0 && &out.Raw[0] != &orig[0] {
 			if traced == nil {
 				traced = make([][]byte, len(elems))
 			}
