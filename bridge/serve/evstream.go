@@ -27,9 +27,9 @@ type evStream struct {
 	mu      sync.Mutex
 	pending evMask
 	busy    bool // a writer serves the stream, or it is over: kicks only mark
+	ticks   int  // keepalive ticks seen
 
 	// Only the writer serving the stream touches these.
-	ticks    int
 	res      pumpResult
 	stopGone func() bool
 }
@@ -68,6 +68,33 @@ func (e *evStream) kick(ev evMask) {
 	e.rs.writers.submit(e)
 }
 
+// tick is the keepalive clock's kick. As in pump, a keepalive goes out from
+// the second tick on (the shared clock's first may come at once); the first
+// hands the stream to no writer. Every waiting stream gets its tick at
+// the same moment, so the stream waits a little for an idle writer rather
+// than start a goroutine of its own at once (tickPace): thousands of
+// streams do not become thousands of goroutines every interval.
+func (e *evStream) tick() {
+	e.mu.Lock()
+	if e.ticks++; e.ticks < 2 {
+		e.mu.Unlock()
+		return
+	}
+	e.pending |= evTick
+	if e.busy {
+		e.mu.Unlock()
+		return
+	}
+	e.busy = true
+	e.mu.Unlock()
+	e.rs.writers.submitPaced(e, tickPace)
+}
+
+// tickPace is how long a keepalive waits for an idle writer before it is
+// written from a goroutine of its own (every writer blocked on a slow
+// client must not hold everyone's keepalives up).
+const tickPace = 10 * time.Millisecond
+
 // run serves the pending events until there are none (or the stream is
 // over); it runs on a writer.
 func (e *evStream) run() {
@@ -98,12 +125,9 @@ func (e *evStream) step(ev evMask) (pumpResult, bool) {
 			return res, true
 		}
 	}
-	if ev&evTick != 0 {
-		// As in pump: the shared clock's first tick may come at once.
-		if e.ticks++; e.ticks >= 2 {
-			if res, more := e.rsp.do(e.sk, opComment); !more {
-				return res, true
-			}
+	if ev&evTick != 0 { // counted by tick
+		if res, more := e.rsp.do(e.sk, opComment); !more {
+			return res, true
 		}
 	}
 	return 0, false

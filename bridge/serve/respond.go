@@ -293,10 +293,18 @@ func (c *clock) run(ctx context.Context, every time.Duration) {
 			c.mu.Lock()
 			close(c.ch)
 			c.ch = make(chan struct{})
+			subs := make([]*evStream, 0, len(c.subs))
 			for e := range c.subs {
-				e.kick(evTick) // never blocks
+				subs = append(subs, e)
 			}
 			c.mu.Unlock()
+			// Outside the lock: a tick may wait a little for a writer.
+			for _, e := range subs {
+				if ctx.Err() != nil {
+					return
+				}
+				e.tick()
+			}
 		}
 	}
 }

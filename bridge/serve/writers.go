@@ -1,6 +1,9 @@
 package serve
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // writers do the writes of detached streams (responder.run) so that a
 // waiting stream's own goroutine keeps the 2 KiB stack it started with:
@@ -61,6 +64,23 @@ func (w *writers) submit(t task) {
 func (j *writeJob) run() {
 	j.res, j.more = j.r.do(j.s, j.op)
 	j.done <- struct{}{}
+}
+
+// submitPaced is submit that waits up to pace for an idle writer first.
+func (w *writers) submitPaced(t task, pace time.Duration) {
+	w.once.Do(w.start)
+	select {
+	case w.jobs <- t:
+		return
+	default:
+	}
+	timer := time.NewTimer(pace)
+	defer timer.Stop()
+	select {
+	case w.jobs <- t:
+	case <-timer.C:
+		go t.run()
+	}
 }
 
 func (w *writers) start() {
