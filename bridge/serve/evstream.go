@@ -70,11 +70,12 @@ func (e *evStream) kick(ev evMask) {
 
 // tick is the keepalive clock's kick. As in pump, a keepalive goes out from
 // the second tick on (the shared clock's first may come at once); the first
-// hands the stream to no writer. Every waiting stream gets its tick at
-// the same moment, so the stream waits a little for an idle writer rather
-// than start a goroutine of its own at once (tickPace): thousands of
-// streams do not become thousands of goroutines every interval.
-func (e *evStream) tick() {
+// hands the stream to no writer. Every waiting stream gets its tick at the
+// same moment, so the stream waits for an idle writer — until the round's
+// deadline — rather than start a goroutine of its own at once: thousands of
+// streams do not become thousands of goroutines every interval, and
+// writers blocked on slow clients hold a round up for tickRound at most.
+func (e *evStream) tick(deadline time.Time) {
 	e.mu.Lock()
 	if e.ticks++; e.ticks < 2 {
 		e.mu.Unlock()
@@ -87,13 +88,11 @@ func (e *evStream) tick() {
 	}
 	e.busy = true
 	e.mu.Unlock()
-	e.rs.writers.submitPaced(e, tickPace)
+	e.rs.writers.submitBy(e, deadline)
 }
 
-// tickPace is how long a keepalive waits for an idle writer before it is
-// written from a goroutine of its own (every writer blocked on a slow
-// client must not hold everyone's keepalives up).
-const tickPace = 10 * time.Millisecond
+// tickRound bounds how long one keepalive round waits for idle writers.
+const tickRound = 100 * time.Millisecond
 
 // run serves the pending events until there are none (or the stream is
 // over); it runs on a writer.

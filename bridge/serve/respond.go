@@ -299,11 +299,12 @@ func (c *clock) run(ctx context.Context, every time.Duration) {
 			}
 			c.mu.Unlock()
 			// Outside the lock: a tick may wait a little for a writer.
+			deadline := time.Now().Add(tickRound)
 			for _, e := range subs {
 				if ctx.Err() != nil {
 					return
 				}
-				e.tick()
+				e.tick(deadline)
 			}
 		}
 	}

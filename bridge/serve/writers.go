@@ -66,15 +66,20 @@ func (j *writeJob) run() {
 	j.done <- struct{}{}
 }
 
-// submitPaced is submit that waits up to pace for an idle writer first.
-func (w *writers) submitPaced(t task, pace time.Duration) {
+// submitBy is submit that waits for an idle writer until deadline first.
+func (w *writers) submitBy(t task, deadline time.Time) {
 	w.once.Do(w.start)
 	select {
 	case w.jobs <- t:
 		return
 	default:
 	}
-	timer := time.NewTimer(pace)
+	wait := time.Until(deadline)
+	if wait <= 0 {
+		go t.run()
+		return
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case w.jobs <- t:
