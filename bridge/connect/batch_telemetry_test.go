@@ -3,10 +3,6 @@ package connect
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,17 +23,7 @@ func TestBatchSpansPerRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Shutdown(context.Background())
-	var mu sync.Mutex
-	var bodies []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readBody(r)
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `[{"jsonrpc":"2.0","id":1,"result":{"tools":[]}},{"jsonrpc":"2.0","id":2,"result":{"prompts":[]}}]`)
-	}))
-	defer srv.Close()
+	srv, posted := batchRemote(t)
 	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy, Telemetry: tel})
 	h.send(`[{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"traceparent":"00-` + traceID + `-` + parent + `-01"}}},` +
 		`{"jsonrpc":"2.0","id":2,"method":"prompts/list"},{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`)
@@ -54,8 +40,7 @@ func TestBatchSpansPerRequest(t *testing.T) {
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	bodies := posted()
 	if len(bodies) != 1 {
 		t.Fatalf("remote got %d POSTs, want the batch as one: %q", len(bodies), bodies)
 	}

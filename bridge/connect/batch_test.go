@@ -13,17 +13,7 @@ import (
 // answer reaches the host as its own line.
 func TestBatchPassesThroughAsOnePOST(t *testing.T) {
 	const batch = `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`
-	var mu sync.Mutex
-	var bodies []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readBody(r)
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `[{"jsonrpc":"2.0","id":1,"result":{"tools":[]}},`+"\n"+`{"jsonrpc":"2.0","id":2,"result":{"prompts":[]}}]`)
-	}))
-	defer srv.Close()
+	srv, posted := batchRemote(t)
 	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
 	h.send(batch)
 	for _, id := range []float64{1, 2} {
@@ -31,10 +21,30 @@ func TestBatchPassesThroughAsOnePOST(t *testing.T) {
 			t.Fatalf("line %v, want the response to %v on a line of its own", m, id)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(bodies) != 1 || bodies[0] != batch {
+	if bodies := posted(); len(bodies) != 1 || bodies[0] != batch {
 		t.Errorf("remote got %q, want the batch as one POST, byte for byte", bodies)
+	}
+}
+
+// batchRemote is a remote that answers every POST with the responses to
+// ids 1 (tools/list) and 2 (prompts/list) as one JSON array; posted returns
+// the bodies it got.
+func batchRemote(t *testing.T) (srv *httptest.Server, posted func() []string) {
+	var mu sync.Mutex
+	var bodies []string
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := readBody(r)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `[{"jsonrpc":"2.0","id":1,"result":{"tools":[]}},`+"\n"+`{"jsonrpc":"2.0","id":2,"result":{"prompts":[]}}]`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), bodies...)
 	}
 }
 

@@ -57,15 +57,9 @@ func (h *Handler) serveEvents(ctx context.Context, rsp *responder, sk *sink, rs 
 // kick notes ev and, unless a writer already serves the stream, hands the
 // stream to one. It never blocks.
 func (e *evStream) kick(ev evMask) {
-	e.mu.Lock()
-	e.pending |= ev
-	if e.busy {
-		e.mu.Unlock()
-		return
+	if e.mark(ev, false) {
+		e.rs.writers.submit(e)
 	}
-	e.busy = true
-	e.mu.Unlock()
-	e.rs.writers.submit(e)
 }
 
 // tick is the keepalive clock's kick. As in pump, a keepalive goes out from
@@ -76,19 +70,27 @@ func (e *evStream) kick(ev evMask) {
 // streams do not become thousands of goroutines every interval, and
 // writers blocked on slow clients hold a round up for tickRound at most.
 func (e *evStream) tick(deadline time.Time) {
-	e.mu.Lock()
-	if e.ticks++; e.ticks < 2 {
-		e.mu.Unlock()
-		return
+	if e.mark(evTick, true) {
+		e.rs.writers.submitBy(e, deadline)
 	}
-	e.pending |= evTick
+}
+
+// mark notes ev (a tick only from the second on) and reports whether the
+// caller must hand the stream to a writer: none serves it yet.
+func (e *evStream) mark(ev evMask, tick bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if tick {
+		if e.ticks++; e.ticks < 2 {
+			return false
+		}
+	}
+	e.pending |= ev
 	if e.busy {
-		e.mu.Unlock()
-		return
+		return false
 	}
 	e.busy = true
-	e.mu.Unlock()
-	e.rs.writers.submitBy(e, deadline)
+	return true
 }
 
 // tickRound bounds how long one keepalive round waits for idle writers.
