@@ -14,10 +14,13 @@ import (
 // A 2026-07-28 call's SSE stream is detached from net/http once it has
 // nothing to write and starts to wait (for progress, the result, or a
 // keepalive tick): its connection is hijacked, the handler returns, and the
-// rest of the stream is served from a goroutine of its own that writes the
-// chunked body itself. The client going away is seen by one epoll set for
-// all streams (hangup_linux.go), elsewhere by a goroutine per stream
-// reading its connection. A call that asked for progress (a long one, by its
+// rest of the chunked body is written by the bridge itself — by writers
+// (writers.go) for a stream that waits by events and holds no goroutine
+// (evstream.go: a 2026-07-28 call), or for a goroutine of the stream's own
+// that waits in a select (a stream that also ends on a channel). The
+// client going away is seen by one epoll set for all streams
+// (hangup_linux.go), elsewhere by a goroutine per stream reading its
+// connection. A call that asked for progress (a long one, by its
 // client's account) detaches at its first wait, before its response is
 // decided: the stream then writes the response head itself, SSE or JSON.
 //
@@ -27,8 +30,8 @@ import (
 // goroutine; a 4 KiB read and a 4 KiB write buffer for the connection and a
 // 2 KiB one for the response; the parsed request — about 26 KiB of live
 // memory a stream, measured with 10,000 streams (docs/benchmarks.md). A
-// detached stream holds one goroutine with a small stack, the connection
-// and its sink: about 7 KiB.
+// detached stream served by events holds its connection, its sink and a
+// few small structs: about 1.6 KiB.
 //
 // The price: an SSE response that may detach, and any detached response,
 // says "Connection: close", so the client opens a new connection for its
