@@ -57,7 +57,24 @@ type Handler struct {
 	killOnce   sync.Once
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
+	spawnMu    sync.Mutex
+	spawnDone  bool            // Close waits on wg: spawn adds nothing more
 	detached   detachedStreams // streams served off net/http (detach.go)
+}
+
+// spawn runs f on a goroutine counted in h.wg, unless Close has begun to
+// wait for them; it reports whether f runs. A request that passed the
+// shutdown check just before Close must not add to a WaitGroup being
+// waited on (the runtime panics on that: "WaitGroup is reused before
+// previous Wait has returned").
+func (h *Handler) spawn(f func()) bool {
+	h.spawnMu.Lock()
+	defer h.spawnMu.Unlock()
+	if h.spawnDone {
+		return false
+	}
+	h.wg.Go(f)
+	return true
 }
 
 // New returns a Handler. It starts nothing.
@@ -135,6 +152,9 @@ func (h *Handler) Close() error {
 	}
 	h.sessions.closeAll()
 	h.principals.stop()
+	h.spawnMu.Lock()
+	h.spawnDone = true
+	h.spawnMu.Unlock()
 	h.wg.Wait()
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a

@@ -51,7 +51,14 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		ctx, cancel := context.WithCancel(context.Background())
 		l.cancel = cancel
 		sup := &stdiohost.Supervisor{Start: l.launch, OnExit: l.exited, InitialBackoff: l.h.cfg.RestartBackoff, Logger: l.h.log}
-		l.h.wg.Go(func() { sup.Run(ctx) })
+		if !l.h.spawn(func() { sup.Run(ctx) }) {
+			// Close began while this initialize was on its way in.
+			cancel()
+			l.mu.Unlock()
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge is shutting down", nil)
+			return
+		}
 	}
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.Context(), l.h.cfg.probeTimeout())

@@ -271,12 +271,18 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	s.conn, s.host = conn, host
-	t.add(s)
-	t.h.wg.Go(func() {
+	if !t.h.spawn(func() {
 		<-host.Done()
 		conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
 		s.end("MCP server process exited")
-	})
+	}) {
+		// Close began while this initialize was on its way in.
+		host.Close()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge is shutting down", nil)
+		return
+	}
+	t.add(s)
 	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
 			// A failed handshake leaves nothing to keep.
@@ -554,8 +560,8 @@ func (s *session) end(reason string) {
 	close(s.endCh)
 	s.replay.close()
 	s.log.Info().Str("reason", reason).Msg("session ended")
-	if s.host != nil {
-		t.h.wg.Go(func() { s.host.Close() })
+	if s.host != nil && !t.h.spawn(func() { s.host.Close() }) {
+		s.host.Close() // Close is waiting: stop the child here
 	}
 }
 
