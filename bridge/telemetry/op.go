@@ -339,22 +339,34 @@ func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdit
 	if m.Meta.Present() && m.Raw[m.Meta.Start] != '{' {
 		return metaEdits{}, nil, false // a _meta that is not an object: not ours to fix
 	}
-	adding := false
-	for _, f := range [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}} {
+	fields := [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}}
+	var missing [len(fields)]bool
+	// The replaced values first, then the added members after them in
+	// room: add grows at room's end, and nothing may be appended to room
+	// after it (the two would share bytes; FuzzWithTraceContext found a
+	// tracestate value written over an added traceparent).
+	for i, f := range fields {
 		if f.val == "" {
 			continue
 		}
 		// Not ambiguous means not there in any spelling (see ambiguous),
 		// without walking _meta.
-		if m.Meta.Present() && ambiguous(m.Bytes(m.Meta), f.key) {
-			sp, ok := wire.Field(m.Raw, m.Meta, f.key)
-			if !ok {
-				return metaEdits{}, nil, false // there, but not in one plain spelling
-			}
-			at := len(room)
-			room = wire.AppendString(room, f.val)
-			me.e[me.n] = wire.Edit{Span: sp, Value: room[at:len(room):len(room)]}
-			me.n++
+		if !m.Meta.Present() || !ambiguous(m.Bytes(m.Meta), f.key) {
+			missing[i] = true
+			continue
+		}
+		sp, ok := wire.Field(m.Raw, m.Meta, f.key)
+		if !ok {
+			return metaEdits{}, nil, false // there, but not in one plain spelling
+		}
+		at := len(room)
+		room = wire.AppendString(room, f.val)
+		me.e[me.n] = wire.Edit{Span: sp, Value: room[at:len(room):len(room)]}
+		me.n++
+	}
+	adding := false
+	for i, f := range fields {
+		if !missing[i] {
 			continue
 		}
 		if !adding {
