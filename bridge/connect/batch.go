@@ -21,7 +21,7 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		return
 	}
 	var reqs []*pending
-	var traced [][]byte // with telemetry: each element as it goes out
+	var traced [][]byte // with telemetry: each request as it goes out
 	for i, e := range elems {
 		var m wire.Message
 		if wire.Parse(raw[e.Start:e.End], &m) != nil || m.Kind != wire.KindRequest {
@@ -36,14 +36,13 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		}
 		reqs = append(reqs, p)
 		// Each request of the batch is observed as if sent alone: its
-		// own span, named as the remote's parent in its own _meta.
-		// observe edits m in place: a new Raw is a rewritten element.
-		orig := m.Raw
-		if out := b.observe(p, &m); len(out.Raw) != len(orig) || len(orig) > 0 && &out.Raw[0] != &orig[0] {
+		// own span, named as the remote's parent in its own _meta
+		// (observe edits m in place).
+		if b.tel != nil {
 			if traced == nil {
 				traced = make([][]byte, len(elems))
 			}
-			traced[i] = out.Raw
+			traced[i] = b.observe(p, &m).Raw
 		}
 	}
 	if traced != nil {
@@ -95,7 +94,7 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 }
 
 // rebatch returns the array raw with element i replaced by with[i] where
-// that is not nil.
+// that is not nil (the whitespace between elements goes).
 func rebatch(raw []byte, elems []wire.Span, with [][]byte) []byte {
 	out := make([]byte, 0, len(raw)+len(elems)*64)
 	out = append(out, '[')

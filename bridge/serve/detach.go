@@ -171,6 +171,11 @@ func (rs *rawStream) end(ctx context.Context, rsp *responder, complete bool) {
 			t.Stop()
 		}
 	}
+	rs.close()
+}
+
+// close closes the connection and ends the stream's context.
+func (rs *rawStream) close() {
 	rs.c.Close()
 	rs.cancel()
 }
@@ -293,17 +298,25 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 				defer h.detached.wg.Done()
 				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
 				rs.end(ctx, rsp, res != pumpClientGone)
-				if rs.obs != nil {
-					h.finishObserved(rs.obs, rsp.sessionID)
-				}
-				h.detached.hang.forget(rs)
-				h.detached.remove(rs)
-				done(res)
+				h.streamEnded(rs, rsp, res, done)
 			}()
 			return
 		}
 		res = pump(req.Context(), rsp, sk, h.ka, stop, stop2)
 	}
+	done(res)
+}
+
+// streamEnded releases a detached stream whose connection is closed:
+// its observation is finished (duration, span, access log for the whole
+// stream), it leaves the hangup watcher and the detached set, and done
+// gets the result.
+func (h *Handler) streamEnded(rs *rawStream, rsp *responder, res pumpResult, done func(pumpResult)) {
+	if rs.obs != nil {
+		h.finishObserved(rs.obs, rsp.sessionID)
+	}
+	h.detached.hang.forget(rs)
+	h.detached.remove(rs)
 	done(res)
 }
 

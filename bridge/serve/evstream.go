@@ -160,14 +160,7 @@ func (e *evStream) over(res pumpResult) {
 // close releases the stream as pumpDetachable's goroutine does when its
 // pump returns, and its count in the detached streams' WaitGroup.
 func (e *evStream) close() {
-	h, rs := e.h, e.rs
-	rs.c.Close()
-	rs.cancel()
-	if rs.obs != nil {
-		h.finishObserved(rs.obs, e.rsp.sessionID)
-	}
-	h.detached.hang.forget(rs)
-	h.detached.remove(rs)
-	e.done(e.res)
-	h.detached.wg.Done()
+	e.rs.close()
+	e.h.streamEnded(e.rs, e.rsp, e.res, e.done)
+	e.h.detached.wg.Done()
 }

@@ -52,21 +52,15 @@ func (w *writers) do(j *writeJob) {
 
 // submit runs t on an idle writer, or on a goroutine of its own; it does
 // not wait.
-func (w *writers) submit(t task) {
-	w.once.Do(w.start)
-	select {
-	case w.jobs <- t:
-	default:
-		go t.run()
-	}
-}
+func (w *writers) submit(t task) { w.submitBy(t, time.Time{}) }
 
 func (j *writeJob) run() {
 	j.res, j.more = j.r.do(j.s, j.op)
 	j.done <- struct{}{}
 }
 
-// submitBy is submit that waits for an idle writer until deadline first.
+// submitBy is submit that waits for an idle writer until deadline first
+// (a zero deadline: not at all).
 func (w *writers) submitBy(t task, deadline time.Time) {
 	w.once.Do(w.start)
 	select {
