@@ -15,17 +15,17 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 	if b.tel == nil {
 		return m
 	}
-	metaParent, metaState := telemetry.MetaContext(m)
+	meta := telemetry.ReadMeta(m)
 	version := m.ProtocolVersion
 	if version == "" {
 		version = b.sess.negotiated()
 	}
 	op := b.tel.Begin(&telemetry.Request{
 		Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version, Start: p.started,
-		MetaParent: metaParent, MetaState: metaState,
+		MetaParent: meta.Parent, MetaState: meta.State,
 	})
 	p.op.Store(op)
-	return op.Relay(m, metaParent, metaState)
+	return op.Relay(m, meta)
 }
 
 // observeFinal reads the answer the host gets for p (its error code, or a

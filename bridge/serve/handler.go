@@ -40,6 +40,7 @@ type Handler struct {
 	replays *replayBudget
 
 	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
+	accessLog bool             // cfg.AccessLog, and the logger writes info lines
 	stopWatch func()
 	children  atomic.Int64 // child processes running
 
@@ -101,6 +102,9 @@ func New(cfg Config) (*Handler, error) {
 	h.lim = newLimits(&cfg, h.log, h.warn)
 	h.replays = newReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
+	// At --log-level warn the access log's line would be dropped: the
+	// request is then not watched for it at all.
+	h.accessLog = cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel
 	if cfg.keepalive() > 0 {
 		h.ka = newClock()
 	}
@@ -169,7 +173,7 @@ func (h *Handler) Close() error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Health probes are neither logged nor counted: they are the load
 	// balancer's, many and uninteresting.
-	if (h.tel != nil || h.cfg.AccessLog) && r.URL.Path == h.cfg.path() {
+	if (h.tel != nil || h.accessLog) && r.URL.Path == h.cfg.path() {
 		h.serveObserved(w, r)
 		return
 	}

@@ -42,7 +42,7 @@ func (o *obsWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 func (o *obsWriter) WriteHeader(code int) {
 	if o.status == 0 {
 		o.status = code
-		if code == http.StatusOK && mediaType(o.Header().Get("Content-Type")) == "text/event-stream" {
+		if code == http.StatusOK && mediaType(first(o.Header()[keyContentType])) == "text/event-stream" {
 			o.sse = true
 			o.h.tel.StreamOpened()
 		}
@@ -79,7 +79,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > 0 {
 		o.in = r.ContentLength
 	}
-	if h.cfg.AccessLog || (h.tel != nil && h.guard.required) {
+	if h.accessLog || (h.tel != nil && h.guard.required) {
 		// The guard admits a copy of r; the slot is how its principal
 		// gets back out here (without credentials there is none to
 		// learn: every request is anonymous).
@@ -126,7 +126,7 @@ func (h *Handler) finishObserved(o *obsWriter, session string) {
 	for _, op := range o.batch {
 		endOp(op, status, session)
 	}
-	if h.cfg.AccessLog {
+	if h.accessLog {
 		// Never the token or a body: the principal by its short name.
 		h.log.Info().Str("http_method", o.httpMethod).Str("path", o.path).Str("mcp_method", o.method).
 			Str("tool", o.tool).Int("status", status).Int64("took_ms", time.Since(o.start).Milliseconds()).
@@ -149,6 +149,7 @@ func endOp(op *telemetry.Op, status int, session string) {
 
 var (
 	keySessionID   = http.CanonicalHeaderKey(wire.HeaderSessionID)
+	keyContentType = "Content-Type"
 	keyTraceparent = http.CanonicalHeaderKey("traceparent")
 	keyTracestate  = http.CanonicalHeaderKey("tracestate")
 )
@@ -181,8 +182,8 @@ func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telem
 	if m.Kind != wire.KindRequest || (hdrParent == "" && h.tel == nil) {
 		return nil, m
 	}
-	metaParent, metaState := telemetry.MetaContext(m)
-	parent, state := metaParent, metaState
+	meta := telemetry.ReadMeta(m)
+	parent, state := meta.Parent, meta.State
 	if parent == "" {
 		parent, state = hdrParent, first(r.Header[keyTracestate])
 	}
@@ -191,15 +192,17 @@ func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telem
 		if version == "" {
 			version = first(r.Header[keyProtocolVersion])
 		}
+		// The span starts with the HTTP request (o.start): one clock
+		// read fewer on every call.
 		op := h.tel.Begin(&telemetry.Request{
 			Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version,
-			Session: first(r.Header[keySessionID]), Start: time.Now(),
-			MetaParent: metaParent, MetaState: metaState,
+			Session: first(r.Header[keySessionID]), Start: o.start,
+			MetaParent: meta.Parent, MetaState: meta.State,
 			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
 		})
-		return op, op.Relay(m, metaParent, metaState)
+		return op, op.Relay(m, meta)
 	}
-	if parent == "" || (parent == metaParent && state == metaState) {
+	if parent == "" || (parent == meta.Parent && state == meta.State) {
 		return nil, m // nothing the child does not have already
 	}
 	return nil, telemetry.WithTrace(m, parent, state)

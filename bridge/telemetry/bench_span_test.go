@@ -15,7 +15,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// BenchmarkSpan is the bridge's cost of one traced request: MetaContext,
+// BenchmarkSpan is the bridge's cost of one traced request: ReadMeta,
 // Begin, Relay (the _meta edit serve and connect make),
 // Result, End, every span exported to a loopback OTLP/HTTP receiver that
 // only counts bytes. Besides ns/op (the request path) it reports
@@ -65,11 +65,11 @@ func benchSpan(b *testing.B, request string) {
 	cpu0 := cpuTime()
 	b.ReportAllocs()
 	for b.Loop() {
-		metaParent, metaState := MetaContext(&call)
+		meta := ReadMeta(&call)
 		o := s.Begin(&Request{Method: "tools/call", Name: "echo", ID: call.IDBytes(), Version: "2026-07-28",
-			MetaParent: metaParent, MetaState: metaState})
+			MetaParent: meta.Parent, MetaState: meta.State})
 		m := call
-		if out := o.Relay(&m, metaParent, metaState); string(out.Raw) == string(call.Raw) {
+		if out := o.Relay(&m, meta); string(out.Raw) == string(call.Raw) {
 			b.Fatal("the message was not edited")
 		}
 		o.Result(&res)

@@ -47,8 +47,9 @@ type Request struct {
 // record and does nothing, and cannot touch the record that has meanwhile
 // become another request's span (TestLateCallsDoNotTouchReusedRecord).
 type Op struct {
-	mu sync.Mutex
-	r  *spanRecord // nil after End
+	mu   sync.Mutex
+	r    *spanRecord // nil after End
+	tool bool        // a tools/call; set by Begin, never written after
 }
 
 // A spanRecord is one request's span and metric sample: what Begin learned
@@ -104,7 +105,7 @@ func (s *Scope) Begin(req *Request) *Op {
 	if r.parent == "" {
 		r.parent, r.state = req.HeaderParent, req.HeaderState
 	}
-	o := &Op{r: r}
+	o := &Op{r: r, tool: req.Method == "tools/call"}
 	tr := s.t.tracer
 	if tr == nil {
 		return o
@@ -175,16 +176,16 @@ func (o *Op) propagate(buf *[traceparentLen]byte) (parent, state string) {
 
 // Relay returns the message to send on for the request o observes: m with
 // params._meta carrying Propagate's context (edited in place, see
-// WithTrace), or m as it is when it holds that context already. metaParent
-// and metaState are what m's _meta carries (MetaContext). The traceparent
-// is formatted on the stack: this runs on every traced request.
-func (o *Op) Relay(m *wire.Message, metaParent, metaState string) *wire.Message {
+// WithTrace), or m as it is when it holds that context already. meta is
+// what m's _meta carries (ReadMeta). The traceparent is formatted on the
+// stack: this runs on every traced request.
+func (o *Op) Relay(m *wire.Message, meta MetaTrace) *wire.Message {
 	var buf [traceparentLen]byte
 	parent, state := o.propagate(&buf)
-	if parent == "" || parent == metaParent && state == metaState {
+	if parent == "" || parent == meta.Parent && state == meta.State {
 		return m // nothing the peer does not have already
 	}
-	return WithTrace(m, parent, state)
+	return withTrace(m, parent, state, !meta.absent)
 }
 
 // SetSession names the 2025 session the request belongs to, when it is
@@ -227,17 +228,14 @@ func (o *Op) Result(m *wire.Message) {
 	case m.Error.Present():
 		msg, _ := wire.StringField(m.Raw, m.Error, "message")
 		o.Fail(strconv.Itoa(m.ErrorCode), msg)
-	case m.Result.Present() && o.isToolCall():
+	case m.Result.Present() && o.tool:
+		// o.tool, not the record: Result runs on the child's reader,
+		// and taking the Op's lock there pulled its cache line from the
+		// request's core on every call.
 		if sp, ok := wire.Field(m.Raw, m.Result, "isError"); ok && bytes.Equal(m.Raw[sp.Start:sp.End], []byte("true")) {
 			o.Fail(ErrorToolError, "")
 		}
 	}
-}
-
-func (o *Op) isToolCall() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.r != nil && o.r.method == "tools/call"
 }
 
 // End records the duration and ends the span: a sampled span is queued for
@@ -275,8 +273,14 @@ func (o *Op) End() {
 // result against Parse): on every traced request, the second parse cost as
 // much as the rest of the span.
 func WithTrace(m *wire.Message, parent, state string) *wire.Message {
+	return withTrace(m, parent, state, true)
+}
+
+// withTrace is WithTrace; look is false when ReadMeta found that m's
+// _meta object spells neither key (so both are added without looking).
+func withTrace(m *wire.Message, parent, state string, look bool) *wire.Message {
 	var room [addRoom]byte
-	me, add, ok := traceEdits(m, parent, state, room[:0])
+	me, add, ok := traceEdits(m, parent, state, room[:0], look)
 	edits := me.e[:me.n]
 	switch {
 	case !ok:
@@ -316,7 +320,7 @@ const addRoom = 2*len(`"tracestate":"",`) + traceparentLen + 64
 // when _meta holds the keys in a form it cannot edit unambiguously
 // (duplicated, escaped): the message then travels as the client sent it.
 func WithTraceContext(m *wire.Message, parent, state string) []byte {
-	me, add, ok := traceEdits(m, parent, state, nil)
+	me, add, ok := traceEdits(m, parent, state, nil, true)
 	if !ok {
 		return nil
 	}
@@ -334,12 +338,18 @@ type metaEdits struct {
 // of the keys it has, and the members to add for those it lacks; ok is
 // false when there is nothing to do or the edit would be ambiguous. The new
 // values and the members are appended to room (which may be nil), so that a
-// caller can give them stack space.
-func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdits, add []byte, ok bool) {
+// caller can give them stack space. look false says that _meta, an
+// object, holds neither key in any spelling (ReadMeta knows): both are
+// added.
+func traceEdits(m *wire.Message, parent, state string, room []byte, look bool) (me metaEdits, add []byte, ok bool) {
 	if m.Meta.Present() && m.Raw[m.Meta.Start] != '{' {
 		return metaEdits{}, nil, false // a _meta that is not an object: not ours to fix
 	}
-	fields := [...]struct{ key, val string }{{"traceparent", parent}, {"tracestate", state}}
+	// One pass tells the usual _meta, which has neither key, from one
+	// that needs the look at each.
+	look = look && m.Meta.Present() && mayTrace(m.Bytes(m.Meta))
+	fields := [...]struct{ key, quoted, val string }{
+		{"traceparent", `"traceparent":`, parent}, {"tracestate", `"tracestate":`, state}}
 	var missing [len(fields)]bool
 	// The replaced values first, then the added members after them in
 	// room: add grows at room's end, and nothing may be appended to room
@@ -351,7 +361,7 @@ func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdit
 		}
 		// Not ambiguous means not there in any spelling (see ambiguous),
 		// without walking _meta.
-		if !m.Meta.Present() || !ambiguous(m.Bytes(m.Meta), f.key) {
+		if !look || !ambiguous(m.Bytes(m.Meta), f.key) {
 			missing[i] = true
 			continue
 		}
@@ -375,7 +385,7 @@ func traceEdits(m *wire.Message, parent, state string, room []byte) (me metaEdit
 		} else {
 			add = append(add, ',')
 		}
-		add = wire.AppendString(append(wire.AppendString(add, f.key), ':'), f.val)
+		add = wire.AppendString(append(add, f.quoted...), f.val)
 	}
 	return me, add, me.n > 0 || adding
 }

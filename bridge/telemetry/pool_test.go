@@ -170,12 +170,13 @@ func TestRelayAllocatesOnlyTheMessage(t *testing.T) {
 		if err := wire.Parse([]byte(tc.raw), &call); err != nil {
 			t.Fatal(err)
 		}
-		mp, ms := MetaContext(&call)
-		o := s.Begin(&Request{Method: "tools/call", Name: "echo", MetaParent: mp, MetaState: ms})
+		meta := ReadMeta(&call)
+		mp := meta.Parent
+		o := s.Begin(&Request{Method: "tools/call", Name: "echo", MetaParent: mp, MetaState: meta.State})
 		var out []byte
 		n := testing.AllocsPerRun(100, func() {
 			m := call
-			out = o.Relay(&m, mp, ms).Raw
+			out = o.Relay(&m, meta).Raw
 		})
 		o.End()
 		if n != 1 && !raceEnabled {

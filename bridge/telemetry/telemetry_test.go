@@ -199,6 +199,8 @@ func FuzzWithTraceContext(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"a","params":{ "_meta" : { } }}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","_meta":{"progressToken":7,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"rojo=1,congo=2","io.modelcontextprotocol/logLevel":"info"},"arguments":{"a":1}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"tracestate":{"a":[1]},"traceparent":7},"name":"n"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"TRACEPARENT":"x","t\u0072acestate":"y","io.modelcontextprotocol/clientInfo":{"name":"n"}}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"}}}}`))
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var m wire.Message
@@ -206,6 +208,29 @@ func FuzzWithTraceContext(f *testing.F) {
 			return
 		}
 		out := WithTraceContext(&m, tp, "s=1")
+		// ReadMeta's absent (which lets Relay skip the look at each key)
+		// holds only when a decoder finds neither key, and the edit it
+		// allows is the one that looks.
+		meta := ReadMeta(&m)
+		if meta.absent {
+			var env struct {
+				Params struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(raw, &env) == nil {
+				for k := range env.Params.Meta {
+					if strings.EqualFold(k, "traceparent") || strings.EqualFold(k, "tracestate") {
+						t.Fatalf("%s: ReadMeta says absent, a decoder reads %q", raw, k)
+					}
+				}
+			}
+		}
+		if c := m; out != nil || meta.absent {
+			if withTrace(&c, tp, "s=1", !meta.absent); !bytes.Equal(c.Raw, out) {
+				t.Fatalf("%s -> Relay's edit %s, WithTraceContext %s", raw, c.Raw, out)
+			}
+		}
 		if out == nil {
 			return
 		}

@@ -55,6 +55,17 @@ func AppendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// A run of bytes that need no escape goes in one append: the
+		// strings the bridge writes on every call (a traceparent, ids,
+		// names) are mostly nothing else.
+		j := i
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -84,6 +95,15 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
+
+// plainByte marks the bytes AppendString copies as they are: ASCII that
+// JSON strings may hold unescaped.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // Standard JSON-RPC and MCP error codes.
 const (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func mustParse(t *testing.T, s string) *Message {
@@ -320,4 +321,32 @@ func BenchmarkStripLargeResult(b *testing.B) {
 	for b.Loop() {
 		_ = WithoutFields(raw, m.Result, "resultType", "ttlMs", "cacheScope")
 	}
+}
+
+// AppendString against encoding/json: a valid one-line JSON string that
+// decodes to s, each byte that is not UTF-8 read as U+FFFD (as Marshal
+// writes it).
+func FuzzAppendString(f *testing.F) {
+	f.Add("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	f.Add("a\"b\\c\u2028中\x01\xff\t\n\r")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		b := AppendString([]byte("x"), s)
+		if b[0] != 'x' || !json.Valid(b[1:]) || strings.ContainsAny(string(b), "\n\r") {
+			t.Fatalf("%q: invalid or multi-line %q", s, b)
+		}
+		var got string
+		if err := json.Unmarshal(b[1:], &got); err != nil {
+			t.Fatal(err)
+		}
+		want := []rune{}
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			want = append(want, r) // an invalid byte is RuneError, n 1
+			i += n
+		}
+		if got != string(want) {
+			t.Fatalf("%q: decodes to %q, want %q", s, got, string(want))
+		}
+	})
 }
