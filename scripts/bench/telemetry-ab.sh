@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
 # scripts/bench/telemetry-ab.sh — telemetry off against on (metrics + every
-# span exported to a discarding OTLP sink), long phases, alternating.
+# span exported to a discarding OTLP sink), in short interleaved phases.
 #
-#   scripts/bench/telemetry-ab.sh serve|connect [PAIRS] [CALLS]
+#   scripts/bench/telemetry-ab.sh serve|connect [ROUNDS] [CALLS] [MODE]
 #
-# Each pair runs one phase of CALLS tool calls (default 80,000) at 64 in
-# flight with telemetry off, then one with it on, each through a fresh
-# mcp-bridge process; PAIRS (default 4) pairs in a row. It prints calls/s
-# and the bridge's CPU s per 10,000 calls (serve: with its echo child) for
-# every phase, and the share of off of each pair.
+# Two long-lived mcp-bridge processes, one with telemetry off (A) and one
+# with it on (B), get the same load in turns: loadgen ab runs CALLS tool
+# calls (default 20,000) at 64 in flight against A, then B, then B, then
+# A, ... for ROUNDS rounds (default 20), each phase over ~1-2 s. Half the
+# rounds run with A started first, half with B started first (in A/A runs
+# the process started second was ~2% faster). It prints each round's
+# calls/s and CPU s per 10,000 calls of each process tree (serve: bridge
+# and echo child; connect: the bridge), then the share of A that B gets
+# over all rounds: the median of the rounds and the pooled ratio.
 #
-# Why beside run.sh: run.sh's phases are ~2 s after a fresh start, and the
-# same configuration moves by up to 40% between its rounds on a shared
-# 2-core machine; a ratio of two such medians cannot tell 5% from 10%.
-# Long phases, off and on alternated, can (docs/benchmarks.md).
+# MODE (default "on") is what B turns on: on (metrics + traces, every
+# span sampled: what issue 12 measures), metrics, traces, or
+# traces-unsampled (OTEL_TRACES_SAMPLER=always_off: spans begun, the
+# context passed on, none exported) — to see which part costs what.
+#
+# Why this design (docs/benchmarks.md): this shared 2-core VM drifts by
+# 10-40% within a minute. run.sh's phases (~2 s after a fresh start) and
+# telemetry-ab.sh's first form (80,000 calls, a fresh process each) put a
+# minute between the phases compared; here they are seconds apart, and
+# the processes are warm.
 set -euo pipefail
-what=${1:?usage: telemetry-ab.sh serve|connect [PAIRS] [CALLS]}
-pairs=${2:-4}
-calls=${3:-80000}
+what=${1:?usage: telemetry-ab.sh serve|connect [ROUNDS] [CALLS] [MODE]}
+rounds=${2:-20}
+calls=${3:-20000}
+mode=${4:-on}
 case $what in serve | connect) ;; *) echo "telemetry-ab.sh: serve or connect, not $what" >&2; exit 2 ;; esac
+case $mode in on | metrics | traces | traces-unsampled) ;; *) echo "telemetry-ab.sh: MODE is on, metrics, traces or traces-unsampled, not $mode" >&2; exit 2 ;; esac
+if [ $((rounds % 2)) -ne 0 ] || [ "$rounds" -lt 2 ]; then
+	echo "telemetry-ab.sh: ROUNDS must be even (half with each process started first)" >&2
+	exit 2
+fi
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -37,6 +53,14 @@ CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/mcp-bridge" ./cmd/mcp
 go build -o "$BIN/" ./scripts/bench/loadgen ./scripts/bench/echo ./scripts/bench/httpecho
 LG=$BIN/loadgen
 
+wait_http() { # wait_http URL: until it answers 2xx (a server just started)
+	for _ in $(seq 200); do
+		curl -fs "$1" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	echo "telemetry-ab.sh: $1 did not come up" >&2
+	exit 1
+}
 httpecho() { # httpecho NAME: starts one, sets its URL base in $url, pid in $pid
 	local p
 	p=$("$LG" freeport)
@@ -44,48 +68,75 @@ httpecho() { # httpecho NAME: starts one, sets its URL base in $url, pid in $pid
 	pid=$!
 	PIDS+=("$pid")
 	url=http://127.0.0.1:$p
-	for _ in $(seq 200); do
-		curl -fs "$url/healthz" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	echo "telemetry-ab.sh: httpecho did not come up" >&2
-	exit 1
+	wait_http "$url/healthz"
 }
 httpecho sink
 sink=$url
 if [ "$what" = connect ]; then
 	httpecho remote
-	remote=$url/mcp remote_pid=$pid
+	remote=$url/mcp
 fi
 
-phase() { # phase off|on: one measured phase; prints "calls/s cpu_s_per_10k"
-	local env=() extra=() p
-	if [ "$1" = on ]; then
-		env=(-env "OTEL_EXPORTER_OTLP_ENDPOINT=$sink")
-		extra=(--metrics-listen "127.0.0.1:$("$LG" freeport)")
-	fi
-	local common=(-round 1 -id "$what-$1" -name "$what $1" -group "$what" -role bridge -out "$TMP/r.json" -log "$TMP/r.log"
-		-warmup 300 -lat-n 100 -levels 64 -n "$calls" -phase-max 60s -streams 0 -large "" -idle-wait 0)
-	if [ "$what" = connect ]; then
-		"$LG" suite "${common[@]}" -server-pid "$remote_pid" -transport stdio "${env[@]}" -- \
-			"$BIN/mcp-bridge" connect --log-level warn "${extra[@]}" "$remote" >/dev/null
-	else
-		p=$("$LG" freeport)
-		"$LG" suite "${common[@]}" -url "http://127.0.0.1:$p/mcp" "${env[@]}" -- \
-			"$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn "${extra[@]}" -- "$BIN/echo" >/dev/null
-	fi
-	python3 - "$TMP/r.json" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-t = [x for x in r["throughput"] if x["name"] == "c64"][0]
-print(round(t["calls_per_sec"]), t["cpu_s_per_10k"])
-EOF
+# telemetry on|off: sets $env (KEY=VALUE words) and $flags for a bridge.
+telemetry() {
+	env=() flags=()
+	[ "$1" = off ] && return 0
+	case $mode in
+	on) env=("OTEL_EXPORTER_OTLP_ENDPOINT=$sink") flags=(--metrics-listen "127.0.0.1:$("$LG" freeport)") ;;
+	metrics) flags=(--metrics-listen "127.0.0.1:$("$LG" freeport)") ;;
+	traces) env=("OTEL_EXPORTER_OTLP_ENDPOINT=$sink") ;;
+	traces-unsampled) env=("OTEL_EXPORTER_OTLP_ENDPOINT=$sink" OTEL_TRACES_SAMPLER=always_off) ;;
+	esac
 }
 
-echo "$what, $calls calls at 64 in flight a phase; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-5s %12s %12s %12s %12s %8s\n' pair "off calls/s" "on calls/s" "off CPU/10k" "on CPU/10k" "on/off"
-for i in $(seq "$pairs"); do
-	read -r offc offcpu < <(phase off)
-	read -r onc oncpu < <(phase on)
-	printf '%-5s %12s %12s %12s %12s %7.1f%%\n' "$i" "$offc" "$onc" "$offcpu" "$oncpu" "$(python3 -c "print(100*$onc/$offc)")"
-done
+start_serve() { # start_serve off|on: a serve bridge; sets $url and $pid
+	local p
+	p=$("$LG" freeport)
+	telemetry "$1"
+	env "${env[@]}" "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn "${flags[@]}" -- "$BIN/echo" \
+		>"$TMP/serve-$1.log" 2>&1 &
+	pid=$!
+	PIDS+=("$pid")
+	url=http://127.0.0.1:$p/mcp
+	wait_http "http://127.0.0.1:$p/readyz"
+}
+
+half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
+	local out=$TMP/ab-$1.json
+	if [ "$what" = serve ]; then
+		local a_url a_pid b_url b_pid
+		if [ "$1" = off ]; then
+			start_serve off && a_url=$url a_pid=$pid
+			start_serve on && b_url=$url b_pid=$pid
+		else
+			start_serve on && b_url=$url b_pid=$pid
+			start_serve off && a_url=$url a_pid=$pid
+		fi
+		"$LG" ab -rounds "$2" -n "$calls" -c 64 -url-a "$a_url" -pid-a "$a_pid" -url-b "$b_url" -pid-b "$b_pid" -out "$out"
+		kill "$a_pid" "$b_pid"
+	else
+		local benv=() first=()
+		telemetry on
+		for e in "${env[@]}"; do benv+=(-env-b "$e"); done
+		[ "$1" = on ] && first=(-b-first)
+		"$LG" ab -transport stdio -rounds "$2" -n "$calls" -c 64 "${first[@]}" \
+			-cmd-a "$BIN/mcp-bridge connect --log-level warn $remote" \
+			-cmd-b "$BIN/mcp-bridge connect --log-level warn ${flags[*]} $remote" "${benv[@]}" -out "$out"
+	fi
+}
+
+echo "$what: telemetry off (A) against $mode (B), $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "-- $((rounds / 2)) rounds, A started first"
+half off $((rounds / 2))
+echo "-- $((rounds / 2)) rounds, B started first"
+half on $((rounds / 2))
+python3 - "$TMP/ab-off.json" "$TMP/ab-on.json" <<'EOF'
+import json, statistics, sys
+rows = [r for f in sys.argv[1:] for r in json.load(open(f))["rounds"]]
+ratio = [100 * r["calls_per_sec"][1] / r["calls_per_sec"][0] for r in rows]
+cpu = [100 * r["cpu_s_per_10k"][1] / r["cpu_s_per_10k"][0] for r in rows if r["cpu_s_per_10k"][0] > 0]
+pooled = 100 * sum(r["calls_per_sec"][1] for r in rows) / sum(r["calls_per_sec"][0] for r in rows)
+print(f"== all {len(rows)} rounds: B/A calls/s median {statistics.median(ratio):.1f}%, pooled {pooled:.1f}% "
+      f"(quartiles {statistics.quantiles(ratio, n=4)[0]:.1f}-{statistics.quantiles(ratio, n=4)[2]:.1f}%); "
+      f"CPU per call B/A median {statistics.median(cpu):.1f}%")
+EOF
