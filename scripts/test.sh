@@ -105,6 +105,7 @@ fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/wire FuzzShifted
+fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
@@ -124,6 +125,7 @@ fuzz ./bridge/telemetry FuzzTraceContext
 fuzz ./bridge/telemetry FuzzParseList
 fuzz ./bridge/telemetry FuzzOTLPEncoding
 fuzz ./bridge/telemetry FuzzCollectorResponse
+fuzz ./bridge/telemetry FuzzLabelValue
 
 [ "$what" = go ] && { step "done (Go only)"; exit 0; }
 

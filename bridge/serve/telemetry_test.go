@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/otlptest"
@@ -270,6 +272,25 @@ func TestAccessLog(t *testing.T) {
 	}
 	if strings.Contains(b.log.String(), token) || strings.Contains(b.log.String(), "body-secret") {
 		t.Error("the log shows the token or the body")
+	}
+}
+
+// TestAccessLogFollowsLevel: with the logger at warn (--log-level warn)
+// the access log's info line would be dropped, so a request is not
+// watched for it at all — no wrapped ResponseWriter, no principal slot —
+// while at info it is.
+func TestAccessLogFollowsLevel(t *testing.T) {
+	for _, tc := range []struct {
+		level zerolog.Level
+		want  bool
+	}{{zerolog.InfoLevel, true}, {zerolog.DebugLevel, true}, {zerolog.WarnLevel, false}, {zerolog.Disabled, false}} {
+		h, err := New(Config{Command: testChild(), AccessLog: true, Logger: zerolog.New(io.Discard).Level(tc.level)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.accessLog != tc.want {
+			t.Errorf("logger at %v: access log on = %v, want %v", tc.level, h.accessLog, tc.want)
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 const (
@@ -138,4 +140,34 @@ func FuzzTraceContext(f *testing.F) {
 func (c *spanContext) traceparent() string {
 	var b [traceparentLen]byte
 	return string(c.appendTraceparent(b[:0]))
+}
+
+// TestReadMeta: the usual _meta, with neither trace key in any spelling,
+// is settled in one pass (absent: the edit adds both without looking);
+// one that spells either key some way is looked at key by key.
+func TestReadMeta(t *testing.T) {
+	tp := "00-" + tpTrace + "-" + tpSpan + "-01"
+	for _, tc := range []struct {
+		meta          string
+		parent, state string
+		absent        bool
+	}{
+		{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"}}`, "", "", true},
+		{`{}`, "", "", true},
+		{`{"traceparent":"` + tp + `","tracestate":"a=1"}`, tp, "a=1", false},
+		{`{"TraceParent":"x"}`, "", "", false},     // a decoder would read it: look
+		{`{"t\u0072acestate":"x"}`, "", "", false}, // an escaped letter: look
+		{`{"note":"a race"}`, "", "", false},       // "race" anywhere: look (safe)
+		{`"not an object"`, "", "", false},         // not an object: not absent
+	} {
+		var m wire.Message
+		raw := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":` + tc.meta + `}}`
+		if err := wire.Parse([]byte(raw), &m); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got := ReadMeta(&m)
+		if got.Parent != tc.parent || got.State != tc.state || got.absent != tc.absent {
+			t.Errorf("%s: ReadMeta = %+v, want parent %q state %q absent %v", tc.meta, got, tc.parent, tc.state, tc.absent)
+		}
+	}
 }
