@@ -106,6 +106,7 @@ fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzAppendString
+fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

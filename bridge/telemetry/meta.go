@@ -17,6 +17,24 @@ type MetaTrace struct {
 	// the edit that adds them need not look again. (The zero value, as
 	// from a caller that did not read m, makes it look.)
 	absent bool
+
+	// What ReadMeta's one walk of _meta found, when it walked: the
+	// spans of the two values, so that Relay's edit of the same message
+	// need not walk again (a traced client sends both keys; the walks
+	// cost more than the rest of the span). raw, rawLen and meta name
+	// the message they belong to.
+	walked       bool
+	raw          *byte
+	rawLen       int
+	meta         wire.Span
+	pSpan, sSpan wire.Span
+	pOK, sOK     bool
+}
+
+// of reports whether t's spans are those of m: ReadMeta read m (its Raw
+// and _meta unchanged since).
+func (t *MetaTrace) of(m *wire.Message) bool {
+	return t != nil && t.walked && len(m.Raw) == t.rawLen && len(m.Raw) > 0 && &m.Raw[0] == t.raw && m.Meta == t.meta
 }
 
 // ReadMeta reads the trace context of m's params._meta. One pass over
@@ -32,11 +50,16 @@ func ReadMeta(m *wire.Message) MetaTrace {
 		return MetaTrace{absent: meta[0] == '{'}
 	}
 	var t MetaTrace
-	if mayHold(meta, "traceparent") {
-		t.Parent, _ = wire.StringField(m.Raw, m.Meta, "traceparent")
+	if meta[0] != '{' {
+		return t
 	}
-	if mayHold(meta, "tracestate") {
-		t.State, _ = wire.StringField(m.Raw, m.Meta, "tracestate")
+	t.walked, t.raw, t.rawLen, t.meta = true, &m.Raw[0], len(m.Raw), m.Meta
+	t.pSpan, t.pOK, t.sSpan, t.sOK = wire.Field2(m.Raw, m.Meta, "traceparent", "tracestate")
+	if t.pOK {
+		t.Parent, _ = wire.StringValue(m.Raw, t.pSpan)
+	}
+	if t.sOK {
+		t.State, _ = wire.StringValue(m.Raw, t.sSpan)
 	}
 	return t
 }
@@ -56,9 +79,3 @@ func MetaContext(m *wire.Message) (parent, state string) {
 func mayTrace(meta []byte) bool {
 	return containsFold(meta, "race") || bytes.Contains(meta, []byte(`\u`))
 }
-
-// mayHold reports whether wire.Field can find key in the _meta object
-// meta: it finds a key only in its plain spelling, so not where its bytes
-// are nowhere. Then Field's walk of the whole object (2026-07-28's _meta
-// carries the client's info and capabilities) would find nothing.
-func mayHold(meta []byte, key string) bool { return bytes.Contains(meta, []byte(key)) }

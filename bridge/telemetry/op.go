@@ -185,7 +185,7 @@ func (o *Op) Relay(m *wire.Message, meta MetaTrace) *wire.Message {
 	if parent == "" || parent == meta.Parent && state == meta.State {
 		return m // nothing the peer does not have already
 	}
-	return withTrace(m, parent, state, !meta.absent)
+	return withTrace(m, parent, state, &meta)
 }
 
 // SetSession names the 2025 session the request belongs to, when it is
@@ -273,14 +273,14 @@ func (o *Op) End() {
 // result against Parse): on every traced request, the second parse cost as
 // much as the rest of the span.
 func WithTrace(m *wire.Message, parent, state string) *wire.Message {
-	return withTrace(m, parent, state, true)
+	return withTrace(m, parent, state, nil)
 }
 
-// withTrace is WithTrace; look is false when ReadMeta found that m's
-// _meta object spells neither key (so both are added without looking).
-func withTrace(m *wire.Message, parent, state string, look bool) *wire.Message {
+// withTrace is WithTrace with what ReadMeta read of m's _meta, if it did
+// (nil: nothing known).
+func withTrace(m *wire.Message, parent, state string, mt *MetaTrace) *wire.Message {
 	var room [addRoom]byte
-	me, add, ok := traceEdits(m, parent, state, room[:0], look)
+	me, add, ok := traceEdits(m, parent, state, room[:0], mt)
 	edits := me.e[:me.n]
 	switch {
 	case !ok:
@@ -320,7 +320,7 @@ const addRoom = 2*len(`"tracestate":"",`) + traceparentLen + 64
 // when _meta holds the keys in a form it cannot edit unambiguously
 // (duplicated, escaped): the message then travels as the client sent it.
 func WithTraceContext(m *wire.Message, parent, state string) []byte {
-	me, add, ok := traceEdits(m, parent, state, nil, true)
+	me, add, ok := traceEdits(m, parent, state, nil, nil)
 	if !ok {
 		return nil
 	}
@@ -338,16 +338,24 @@ type metaEdits struct {
 // of the keys it has, and the members to add for those it lacks; ok is
 // false when there is nothing to do or the edit would be ambiguous. The new
 // values and the members are appended to room (which may be nil), so that a
-// caller can give them stack space. look false says that _meta, an
-// object, holds neither key in any spelling (ReadMeta knows): both are
-// added.
-func traceEdits(m *wire.Message, parent, state string, room []byte, look bool) (me metaEdits, add []byte, ok bool) {
+// caller can give them stack space. mt, if not nil, is what ReadMeta read
+// of m: that _meta holds neither key in any spelling (both are added), or
+// where the keys' values are (no walk of _meta here).
+func traceEdits(m *wire.Message, parent, state string, room []byte, mt *MetaTrace) (me metaEdits, add []byte, ok bool) {
 	if m.Meta.Present() && m.Raw[m.Meta.Start] != '{' {
 		return metaEdits{}, nil, false // a _meta that is not an object: not ours to fix
 	}
 	// One pass tells the usual _meta, which has neither key, from one
 	// that needs the look at each.
-	look = look && m.Meta.Present() && mayTrace(m.Bytes(m.Meta))
+	look := (mt == nil || !mt.absent) && m.Meta.Present() && mayTrace(m.Bytes(m.Meta))
+	walked := look && mt.of(m)
+	found := [...]struct {
+		sp wire.Span
+		ok bool
+	}{{}, {}}
+	if walked {
+		found[0].sp, found[0].ok, found[1].sp, found[1].ok = mt.pSpan, mt.pOK, mt.sSpan, mt.sOK
+	}
 	fields := [...]struct{ key, quoted, val string }{
 		{"traceparent", `"traceparent":`, parent}, {"tracestate", `"tracestate":`, state}}
 	var missing [len(fields)]bool
@@ -361,11 +369,14 @@ func traceEdits(m *wire.Message, parent, state string, room []byte, look bool) (
 		}
 		// Not ambiguous means not there in any spelling (see ambiguous),
 		// without walking _meta.
-		if !look || !ambiguous(m.Bytes(m.Meta), f.key) {
+		sp, ok := found[i].sp, found[i].ok
+		if !ok && (!look || !ambiguous(m.Bytes(m.Meta), f.key)) {
 			missing[i] = true
 			continue
 		}
-		sp, ok := wire.Field(m.Raw, m.Meta, f.key)
+		if !ok && !walked {
+			sp, ok = wire.Field(m.Raw, m.Meta, f.key)
+		}
 		if !ok {
 			return metaEdits{}, nil, false // there, but not in one plain spelling
 		}

@@ -227,7 +227,7 @@ func FuzzWithTraceContext(f *testing.F) {
 			}
 		}
 		if c := m; out != nil || meta.absent {
-			if withTrace(&c, tp, "s=1", !meta.absent); !bytes.Equal(c.Raw, out) {
+			if withTrace(&c, tp, "s=1", &meta); !bytes.Equal(c.Raw, out) {
 				t.Fatalf("%s -> Relay's edit %s, WithTraceContext %s", raw, c.Raw, out)
 			}
 		}

@@ -360,6 +360,40 @@ func Field(raw []byte, obj Span, key string) (Span, bool) {
 	return found, n == 1 && !variant && err == nil
 }
 
+// Field2 is Field for two keys in one walk of obj: ok1 and ok2 say what
+// Field would of k1 and k2.
+func Field2(raw []byte, obj Span, k1, k2 string) (s1 Span, ok1 bool, s2 Span, ok2 bool) {
+	if !obj.Present() || raw[obj.Start] != '{' {
+		return Span{}, false, Span{}, false
+	}
+	var n1, n2 int
+	var v1, v2 bool
+	_, err := objectFields(raw, obj.Start, func(k []byte, s, e int) error {
+		exact, v := keyMatch(k, k1)
+		if exact {
+			s1, n1 = Span{s, e}, n1+1
+		}
+		v1 = v1 || v
+		exact, v = keyMatch(k, k2)
+		if exact {
+			s2, n2 = Span{s, e}, n2+1
+		}
+		v2 = v2 || v
+		return nil
+	})
+	return s1, n1 == 1 && !v1 && err == nil, s2, n2 == 1 && !v2 && err == nil
+}
+
+// StringValue decodes the string value at sp (ok false if it is not a
+// string).
+func StringValue(raw []byte, sp Span) (string, bool) {
+	if !sp.Present() || raw[sp.Start] != '"' {
+		return "", false
+	}
+	s, err := stringValue(raw[sp.Start:sp.End])
+	return s, err == nil
+}
+
 // StringField is Field for a string value, decoded.
 func StringField(raw []byte, obj Span, key string) (string, bool) {
 	sp, ok := Field(raw, obj, key)

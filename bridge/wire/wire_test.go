@@ -350,3 +350,22 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// Field2 is Field of each key, in one walk.
+func FuzzField2(f *testing.F) {
+	f.Add([]byte(`{"traceparent":"x","tracestate":"y","a":1}`), "traceparent", "tracestate")
+	f.Add([]byte(`{"TraceParent":1,"traceparent":2,"t\u0072acestate":{}}`), "traceparent", "tracestate")
+	f.Add([]byte(`{"a":1,"a":2,"b":[1,{"a":3}]}`), "a", "b")
+	f.Fuzz(func(t *testing.T, raw []byte, k1, k2 string) {
+		obj := Span{0, len(raw)}
+		if len(raw) == 0 {
+			obj = Span{}
+		}
+		s1, ok1, s2, ok2 := Field2(raw, obj, k1, k2)
+		w1, wok1 := Field(raw, obj, k1)
+		w2, wok2 := Field(raw, obj, k2)
+		if ok1 != wok1 || ok2 != wok2 || (ok1 && s1 != w1) || (ok2 && s2 != w2) {
+			t.Fatalf("%s %q %q: Field2 %v %v %v %v, Field %v %v %v %v", raw, k1, k2, s1, ok1, s2, ok2, w1, wok1, w2, wok2)
+		}
+	})
+}
