@@ -86,6 +86,18 @@ func TestExportConfigFromEnv(t *testing.T) {
 	}
 }
 
+// TestBatchDefaults: without OTEL_BSP_* the queue is the specification's
+// 2048 and a batch the bridge's 128 spans (defaultMaxBatch says why).
+func TestBatchDefaults(t *testing.T) {
+	c, err := exportConfigFromEnv(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.batch.queue != 2048 || c.batch.maxBatch != 128 || c.batch.delay != 5*time.Second || c.batch.timeout != 30*time.Second {
+		t.Errorf("batch defaults %+v", c.batch)
+	}
+}
+
 // TestResourceFromEnv: defaults, OTEL_RESOURCE_ATTRIBUTES percent-decoded
 // over them, OTEL_SERVICE_NAME over both; a malformed list is dropped
 // whole.

@@ -14,6 +14,10 @@
 # and echo child; connect: the bridge), then the share of A that B gets
 # over all rounds: the median of the rounds and the pooled ratio.
 #
+# Both bridges run at --log-level warn, so that serve's access log (one
+# info line per request, on by default) is not part of either side; set
+# TELEMETRY_AB_LOG_LEVEL=info to measure them as they run by default.
+#
 # MODE (default "on") is what B turns on: on (metrics + traces, every
 # span sampled: what issue 12 measures), metrics, traces, or
 # traces-unsampled (OTEL_TRACES_SAMPLER=always_off: spans begun, the
@@ -29,6 +33,7 @@ what=${1:?usage: telemetry-ab.sh serve|connect [ROUNDS] [CALLS] [MODE]}
 rounds=${2:-20}
 calls=${3:-20000}
 mode=${4:-on}
+loglevel=${TELEMETRY_AB_LOG_LEVEL:-warn}
 case $what in serve | connect) ;; *) echo "telemetry-ab.sh: serve or connect, not $what" >&2; exit 2 ;; esac
 case $mode in on | metrics | traces | traces-unsampled) ;; *) echo "telemetry-ab.sh: MODE is on, metrics, traces or traces-unsampled, not $mode" >&2; exit 2 ;; esac
 if [ $((rounds % 2)) -ne 0 ] || [ "$rounds" -lt 2 ]; then
@@ -93,7 +98,7 @@ start_serve() { # start_serve off|on: a serve bridge; sets $url and $pid
 	local p
 	p=$("$LG" freeport)
 	telemetry "$1"
-	env "${env[@]}" "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn "${flags[@]}" -- "$BIN/echo" \
+	env "${env[@]}" "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level "$loglevel" "${flags[@]}" -- "$BIN/echo" \
 		>"$TMP/serve-$1.log" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
@@ -120,12 +125,12 @@ half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
 		for e in "${env[@]}"; do benv+=(-env-b "$e"); done
 		[ "$1" = on ] && first=(-b-first)
 		"$LG" ab -transport stdio -rounds "$2" -n "$calls" -c 64 "${first[@]}" \
-			-cmd-a "$BIN/mcp-bridge connect --log-level warn $remote" \
-			-cmd-b "$BIN/mcp-bridge connect --log-level warn ${flags[*]} $remote" "${benv[@]}" -out "$out"
+			-cmd-a "$BIN/mcp-bridge connect --log-level $loglevel $remote" \
+			-cmd-b "$BIN/mcp-bridge connect --log-level $loglevel ${flags[*]} $remote" "${benv[@]}" -out "$out"
 	fi
 }
 
-echo "$what: telemetry off (A) against $mode (B), $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "-- $((rounds / 2)) rounds, A started first"
 half off $((rounds / 2))
 echo "-- $((rounds / 2)) rounds, B started first"
