@@ -87,14 +87,33 @@ func TestExportConfigFromEnv(t *testing.T) {
 }
 
 // TestBatchDefaults: without OTEL_BSP_* the queue is the specification's
-// 2048 and a batch the bridge's 128 spans (defaultMaxBatch says why).
+// 2048 and a batch its 512 spans — serve's 128 (serverMaxBatch says
+// why); the variable still decides for both.
 func TestBatchDefaults(t *testing.T) {
-	c, err := exportConfigFromEnv(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.batch.queue != 2048 || c.batch.maxBatch != 128 || c.batch.delay != 5*time.Second || c.batch.timeout != 30*time.Second {
-		t.Errorf("batch defaults %+v", c.batch)
+	for _, tc := range []struct {
+		side Side
+		env  map[string]string
+		want int
+	}{
+		{Server, nil, 128},
+		{Client, nil, 512},
+		{Server, map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "512"}, 512},
+		{Server, map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "64"}, 64},
+		{Client, map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "100"}, 100},
+	} {
+		vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
+		for k, v := range tc.env {
+			vars[k] = v
+		}
+		tel, err := New(context.Background(), Options{Side: tc.side, Tracing: true, Getenv: env(vars)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := tel.tracer.batch.cfg
+		if b.maxBatch != tc.want || (tc.env == nil && (b.queue != 2048 || b.delay != 5*time.Second || b.timeout != 30*time.Second)) {
+			t.Errorf("side %v, %v: batch %+v, want a batch of %d", tc.side, tc.env, b, tc.want)
+		}
+		tel.Shutdown(context.Background())
 	}
 }
 
