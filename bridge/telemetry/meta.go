@@ -21,20 +21,22 @@ type MetaTrace struct {
 	// What ReadMeta's one walk of _meta found, when it walked: the
 	// spans of the two values, so that Relay's edit of the same message
 	// need not walk again (a traced client sends both keys; the walks
-	// cost more than the rest of the span). raw, rawLen and meta name
-	// the message they belong to.
+	// cost more than the rest of the span).
 	walked       bool
-	raw          *byte
-	rawLen       int
-	meta         wire.Span
 	pSpan, sSpan wire.Span
 	pOK, sOK     bool
+
+	// raw, rawLen and meta name the message ReadMeta read: absent and
+	// the spans are trusted only for it.
+	raw    *byte
+	rawLen int
+	meta   wire.Span
 }
 
-// of reports whether t's spans are those of m: ReadMeta read m (its Raw
-// and _meta unchanged since).
+// of reports whether t describes m: ReadMeta read m, whose Raw and _meta
+// are unchanged since.
 func (t *MetaTrace) of(m *wire.Message) bool {
-	return t != nil && t.walked && len(m.Raw) == t.rawLen && len(m.Raw) > 0 && &m.Raw[0] == t.raw && m.Meta == t.meta
+	return t != nil && t.raw != nil && len(m.Raw) == t.rawLen && len(m.Raw) > 0 && &m.Raw[0] == t.raw && m.Meta == t.meta
 }
 
 // ReadMeta reads the trace context of m's params._meta. One pass over
@@ -46,14 +48,15 @@ func ReadMeta(m *wire.Message) MetaTrace {
 		return MetaTrace{}
 	}
 	meta := m.Bytes(m.Meta)
-	if !mayTrace(meta) {
-		return MetaTrace{absent: meta[0] == '{'}
-	}
-	var t MetaTrace
+	t := MetaTrace{raw: &m.Raw[0], rawLen: len(m.Raw), meta: m.Meta}
 	if meta[0] != '{' {
 		return t
 	}
-	t.walked, t.raw, t.rawLen, t.meta = true, &m.Raw[0], len(m.Raw), m.Meta
+	if !mayTrace(meta) {
+		t.absent = true
+		return t
+	}
+	t.walked = true
 	t.pSpan, t.pOK, t.sSpan, t.sOK = wire.Field2(m.Raw, m.Meta, "traceparent", "tracestate")
 	if t.pOK {
 		t.Parent, _ = wire.StringValue(m.Raw, t.pSpan)

@@ -347,8 +347,9 @@ func traceEdits(m *wire.Message, parent, state string, room []byte, mt *MetaTrac
 	}
 	// One pass tells the usual _meta, which has neither key, from one
 	// that needs the look at each.
-	look := (mt == nil || !mt.absent) && m.Meta.Present() && mayTrace(m.Bytes(m.Meta))
-	walked := look && mt.of(m)
+	known := mt.of(m)
+	look := !(known && mt.absent) && m.Meta.Present() && mayTrace(m.Bytes(m.Meta))
+	walked := look && known && mt.walked
 	found := [...]struct {
 		sp wire.Span
 		ok bool

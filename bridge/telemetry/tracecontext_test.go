@@ -170,4 +170,15 @@ func TestReadMeta(t *testing.T) {
 			t.Errorf("%s: ReadMeta = %+v, want parent %q state %q absent %v", tc.meta, got, tc.parent, tc.state, tc.absent)
 		}
 	}
+	// What ReadMeta says of one message is not taken for another: an
+	// absent read elsewhere must not make the edit add a second key.
+	var plain, spelled wire.Message
+	wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":1}}}`), &plain)
+	wire.Parse([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"TraceParent":"x"}}}`), &spelled)
+	other := ReadMeta(&plain)
+	want := WithTraceContext(&spelled, tp, "")
+	c := spelled
+	if withTrace(&c, tp, "", &other); string(c.Raw) != string(want) && !(want == nil && string(c.Raw) == string(spelled.Raw)) {
+		t.Errorf("with another message's ReadMeta: %s, want %s", c.Raw, want)
+	}
 }
