@@ -344,44 +344,47 @@ func stringValue(b []byte) (string, error) {
 // decoder would take for it (escaped, another case): then no reading of it
 // is the one the peer has, so none is given.
 func Field(raw []byte, obj Span, key string) (Span, bool) {
-	if !obj.Present() || raw[obj.Start] != '{' {
-		return Span{}, false
-	}
-	var found Span
-	n, variant := 0, false
-	_, err := objectFields(raw, obj.Start, func(k []byte, s, e int) error {
-		exact, v := keyMatch(k, key)
-		if exact {
-			found, n = Span{s, e}, n+1
-		}
-		variant = variant || v
-		return nil
-	})
-	return found, n == 1 && !variant && err == nil
+	var h [1]keyHits
+	ok := findKeys(raw, obj, []string{key}, h[:])
+	return h[0].span, ok && h[0].one()
 }
 
 // Field2 is Field for two keys in one walk of obj: ok1 and ok2 say what
 // Field would of k1 and k2.
 func Field2(raw []byte, obj Span, k1, k2 string) (s1 Span, ok1 bool, s2 Span, ok2 bool) {
+	var h [2]keyHits
+	ok := findKeys(raw, obj, []string{k1, k2}, h[:])
+	return h[0].span, ok && h[0].one(), h[1].span, ok && h[1].one()
+}
+
+// keyHits is what one walk of an object saw of one key: its last exact
+// occurrence, how many there were, and whether another spelling a decoder
+// takes for it was there too.
+type keyHits struct {
+	span    Span
+	n       int
+	variant bool
+}
+
+func (h *keyHits) one() bool { return h.n == 1 && !h.variant }
+
+// findKeys walks the object at obj once, noting each of keys in hits; it
+// reports whether obj is a well-formed object.
+func findKeys(raw []byte, obj Span, keys []string, hits []keyHits) bool {
 	if !obj.Present() || raw[obj.Start] != '{' {
-		return Span{}, false, Span{}, false
+		return false
 	}
-	var n1, n2 int
-	var v1, v2 bool
 	_, err := objectFields(raw, obj.Start, func(k []byte, s, e int) error {
-		exact, v := keyMatch(k, k1)
-		if exact {
-			s1, n1 = Span{s, e}, n1+1
+		for i, key := range keys {
+			exact, v := keyMatch(k, key)
+			if exact {
+				hits[i].span, hits[i].n = Span{s, e}, hits[i].n+1
+			}
+			hits[i].variant = hits[i].variant || v
 		}
-		v1 = v1 || v
-		exact, v = keyMatch(k, k2)
-		if exact {
-			s2, n2 = Span{s, e}, n2+1
-		}
-		v2 = v2 || v
 		return nil
 	})
-	return s1, n1 == 1 && !v1 && err == nil, s2, n2 == 1 && !v2 && err == nil
+	return err == nil
 }
 
 // StringValue decodes the string value at sp (ok false if it is not a
@@ -397,11 +400,10 @@ func StringValue(raw []byte, sp Span) (string, bool) {
 // StringField is Field for a string value, decoded.
 func StringField(raw []byte, obj Span, key string) (string, bool) {
 	sp, ok := Field(raw, obj, key)
-	if !ok || raw[sp.Start] != '"' {
+	if !ok {
 		return "", false
 	}
-	s, err := stringValue(raw[sp.Start:sp.End])
-	return s, err == nil
+	return StringValue(raw, sp)
 }
 
 // Elements returns the spans of the elements of the array at span arr.

@@ -255,16 +255,8 @@ stop_bg() {
 	forget "$1"
 }
 
-# wait_http URL: until it answers 200 (10 s at most)
-wait_http() {
-	local _
-	for _ in $(seq 200); do
-		curl -fs "$1" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	echo "run.sh: $1 did not come up" >&2
-	return 1
-}
+# wait_http URL (scripts/bench/wait_http.sh)
+. "$BENCH/wait_http.sh"
 
 # profile_serve TAG LOADGEN-FLAGS...: one in-process serve under one load
 profile_serve() {

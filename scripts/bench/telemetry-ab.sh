@@ -58,14 +58,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/mcp-bridge" ./cmd/mcp
 go build -o "$BIN/" ./scripts/bench/loadgen ./scripts/bench/echo ./scripts/bench/httpecho
 LG=$BIN/loadgen
 
-wait_http() { # wait_http URL: until it answers 2xx (a server just started)
-	for _ in $(seq 200); do
-		curl -fs "$1" >/dev/null 2>&1 && return 0
-		sleep 0.05
-	done
-	echo "telemetry-ab.sh: $1 did not come up" >&2
-	exit 1
-}
+. scripts/bench/wait_http.sh # wait_http URL
 httpecho() { # httpecho NAME: starts one, sets its URL base in $url, pid in $pid
 	local p
 	p=$("$LG" freeport)
@@ -73,7 +66,7 @@ httpecho() { # httpecho NAME: starts one, sets its URL base in $url, pid in $pid
 	pid=$!
 	PIDS+=("$pid")
 	url=http://127.0.0.1:$p
-	wait_http "$url/healthz"
+	wait_http "$url/healthz" || exit 1
 }
 httpecho sink
 sink=$url
@@ -103,7 +96,7 @@ start_serve() { # start_serve off|on: a serve bridge; sets $url and $pid
 	pid=$!
 	PIDS+=("$pid")
 	url=http://127.0.0.1:$p/mcp
-	wait_http "http://127.0.0.1:$p/readyz"
+	wait_http "http://127.0.0.1:$p/readyz" || exit 1
 }
 
 half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
