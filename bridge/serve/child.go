@@ -97,11 +97,20 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		cl.childID = c.ids.Add(1)
 	}
 	cl.started = time.Now()
+	// The trace context the request's Op holds (observe) goes into the
+	// same copy as the child's id; first, since when it cannot be spliced
+	// it edits m itself, and the id's span is then m's new one.
+	var room [telemetry.RelayRoom]byte
+	var edits [4]wire.Edit // fixed, no append or copy: room would go to the heap
+	tr, n := cl.op.RelayEdits(m, room[:0])
+	edits[0], edits[1] = tr[0], tr[1]
 	idb := wire.AppendInt(nil, cl.childID)
-	edits := []wire.Edit{{Span: m.ID, Value: idb}}
+	edits[n] = wire.Edit{Span: m.ID, Value: idb}
+	n++
 	if m.ProgressToken.Present() {
 		cl.origToken = clone(m.Bytes(m.ProgressToken))
-		edits = append(edits, wire.Edit{Span: m.ProgressToken, Value: idb})
+		edits[n] = wire.Edit{Span: m.ProgressToken, Value: idb}
+		n++
 	}
 	if cl.origID == nil && cl.internal == nil && cl.deliverFn == nil {
 		cl.origID = clone(m.IDBytes())
@@ -109,7 +118,7 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 	if c.hidden(m) {
 		return c.refuseHidden(cl, m)
 	}
-	msg := wire.Splice(m.Raw, edits...)
+	msg := wire.Splice(m.Raw, edits[:n]...)
 	if err := c.register(cl); err != nil {
 		return err
 	}

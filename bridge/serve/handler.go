@@ -332,7 +332,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		h.serveModern(w, r, &m)
 		return
 	}
-	h.sessions.servePost(w, r, &m)
+	// The 2025 paths keep and rebuild requests (session translation, input
+	// rounds): the trace context goes into the message itself now rather
+	// than at the child's connection (observe).
+	h.sessions.servePost(w, r, opOf(w).Relayed(&m))
 }
 
 // validID accepts the id forms MCP allows: strings and integers.

@@ -157,7 +157,10 @@ var (
 // observe notes the parsed request for telemetry and returns the message to
 // relay: m itself, untouched or with its params._meta edited in place
 // (telemetry.WithTrace) to carry the trace context the child should
-// continue (tools that trace see the caller's trace).
+// continue (tools that trace see the caller's trace). When the request is
+// observed, the edit waits in its Op instead (Op.Hold): childConn.start
+// splices it into the copy it makes for the child's id, and a path that
+// passes the request on otherwise takes it first (Op.Relayed).
 // With neither tracing nor a traceparent header it returns m untouched and
 // allocates nothing.
 func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
@@ -176,7 +179,8 @@ func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Messag
 }
 
 // traced begins the Op of request m when o observes it (nil otherwise) and
-// returns it with the message to relay, as observe describes.
+// returns it with the message to relay, as observe describes (the Op
+// holds the trace edit).
 func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telemetry.Op, *wire.Message) {
 	hdrParent := first(r.Header[keyTraceparent])
 	if m.Kind != wire.KindRequest || (hdrParent == "" && h.tel == nil) {
@@ -200,7 +204,8 @@ func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telem
 			MetaParent: meta.Parent, MetaState: meta.State,
 			HeaderParent: hdrParent, HeaderState: first(r.Header[keyTracestate]),
 		})
-		return op, op.Relay(m, meta)
+		op.Hold(meta)
+		return op, m
 	}
 	if parent == "" || (parent == meta.Parent && state == meta.State) {
 		return nil, m // nothing the child does not have already
@@ -220,7 +225,7 @@ func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire
 	if op != nil {
 		o.batch = append(o.batch, op)
 	}
-	return op, m
+	return op, op.Relayed(m)
 }
 
 // gauges is what /metrics reads of the Handler.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -51,6 +52,14 @@ func (e *StatusError) Error() string {
 func newExporter(cfg exportConfig, res []pair, version string, log zerolog.Logger) (*httpExporter, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = cfg.tls
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return bodyConn{c}, nil
+	}
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2, 2
 	ua := "mcp-bridge"
 	if version != "" {
@@ -135,10 +144,12 @@ func (e *httpExporter) encode(spans []*spanRecord) []byte {
 // post sends body once; it returns the status, the Retry-After delay (0
 // if none) or the transport's error.
 func (e *httpExporter) post(ctx context.Context, body []byte) (int, time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.url, bytes.NewReader(body))
+	br := bytes.NewReader(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.url, br)
 	if err != nil {
 		return 0, 0, err
 	}
+	req.Body = postBody{br} // what bodyConn writes without a copy; Content-Length stays
 	for _, h := range e.cfg.headers {
 		req.Header.Set(h.key, h.value)
 	}

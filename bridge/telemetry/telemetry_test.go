@@ -231,6 +231,13 @@ func FuzzWithTraceContext(f *testing.F) {
 				t.Fatalf("%s -> Relay's edit %s, WithTraceContext %s", raw, c.Raw, out)
 			}
 		}
+		// serve's way (RelayEdits spliced into the child's copy) makes
+		// the message Relay makes.
+		ref := m
+		want := passOn(&m, tp, "s=1").Relay(&ref, meta).Raw
+		if got := relayedBy(passOn(&m, tp, "s=1"), m); !bytes.Equal(got, want) {
+			t.Fatalf("%s -> RelayEdits %s, Relay %s", raw, got, want)
+		}
 		if out == nil {
 			return
 		}

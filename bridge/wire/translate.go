@@ -9,7 +9,7 @@ import (
 // separated by commas — added at the start of the object at obj. The caller
 // makes sure the keys are not already there.
 func InsertFields(raw []byte, obj Span, fields []byte) []byte {
-	// insertEdit spliced, in one allocation: this runs on every traced
+	// InsertEdit spliced, in one allocation: this runs on every traced
 	// request.
 	at := obj.Start + 1
 	out := make([]byte, 0, len(raw)+len(fields)+1)
@@ -20,16 +20,17 @@ func InsertFields(raw []byte, obj Span, fields []byte) []byte {
 	return append(out, raw[at:]...)
 }
 
-// insertEdit is the Edit of InsertFields, for callers that splice it
-// together with other edits.
-func insertEdit(raw []byte, obj Span, fields []byte) Edit {
-	inner := bytes.TrimSpace(raw[obj.Start+1 : obj.End-1])
-	v := make([]byte, 0, len(fields)+2)
-	v = append(append(v, '{'), fields...)
-	if len(inner) > 0 {
-		v = append(v, ',')
+// InsertEdit is the Edit of InsertFields, for callers that splice it
+// together with other edits (one copy of the message): an insertion right
+// after the object's '{'. The comma that separates fields from the
+// object's members, when it has any, is appended to fields — in its spare
+// capacity if it has some, so that a caller's stack buffer can hold it.
+func InsertEdit(raw []byte, obj Span, fields []byte) Edit {
+	at := obj.Start + 1
+	if len(bytes.TrimSpace(raw[at:obj.End-1])) > 0 {
+		fields = append(fields, ',')
 	}
-	return Edit{Span: Span{obj.Start, obj.Start + 1}, Value: v}
+	return Edit{Span: Span{at, at}, Value: fields}
 }
 
 // cacheable lists the methods whose complete results carry caching hints
@@ -83,7 +84,7 @@ func CompleteResultEdit(m *Message, method string) (e Edit, ok bool) {
 	if fields == nil {
 		return Edit{}, false
 	}
-	return insertEdit(m.Raw, m.Result, fields), true
+	return InsertEdit(m.Raw, m.Result, fields), true
 }
 
 // WithParamsFields returns m's message with fields added to params,
