@@ -36,10 +36,10 @@ func TestRelayEdits(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=1","progressToken":3}}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`, // replace one, add one
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`,                                                                        // no _meta
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,                                                                                                  // no params
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":7}}`,                                                                      // not an object
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"TraceParent":"x"}}}`,                                                    // ambiguous
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"` + tp + `","tracestate":"s=1"}}}`,                        // has it already
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,                                                                                                    // no params
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":7}}`,                                                                         // not an object
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"TraceParent":"x"}}}`,                                                       // ambiguous
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"traceparent":"` + tp + `","tracestate":"s=1"}}}`,                           // has it already
 	} {
 		var m wire.Message
 		if err := wire.Parse([]byte(raw), &m); err != nil {
