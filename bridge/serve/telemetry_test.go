@@ -382,3 +382,58 @@ func TestBatchSpansPerRequest(t *testing.T) {
 		t.Errorf("%d spans in the header's trace, want 2 (one per request of the batch)", len(spans))
 	}
 }
+
+// TestTraceReachesChildOnEveryPath: whichever way a request reaches the
+// child — a 2026-07-28 request to a child that speaks it (the context
+// spliced in with the child's id), a 2025 session translated for such a
+// child, a 2025 session with a 2025 child — the child reads exactly one
+// traceparent in its _meta, naming the request's span.
+func TestTraceReachesChildOnEveryPath(t *testing.T) {
+	for _, tc := range []struct{ name, child, era string }{
+		{"modern client, modern child", "memos", "2026-07-28"},
+		{"2025 session, modern child", "memos", "2025-11-25"},
+		{"2025 session, 2025 child", "everything", "2025-11-25"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rcv := otlptest.Start(t)
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+			tel := newTelemetry(t, false, true)
+			stdin := filepath.Join(t.TempDir(), "stdin.log")
+			b := startBridge(t, Config{Telemetry: tel}, teeCommand(stdin, bins[tc.child])...)
+			var hdr map[string]string
+			req := `{"jsonrpc":"2.0","id":"t-1","method":"tools/list"}`
+			if tc.era == "2026-07-28" {
+				hdr = modernHeaders("tools/list", "")
+				req = `{"jsonrpc":"2.0","id":"t-1","method":"tools/list","params":{` + modernMeta + `}}`
+			} else {
+				hdr = map[string]string{"Mcp-Session-Id": legacyInit(t, b.URL, "", tc.era), "MCP-Protocol-Version": tc.era}
+			}
+			hdr["traceparent"] = "00-" + traceHeader + "-" + parentSpan + "-01"
+			if resp, body := rawPost(t, b.URL, req, hdr); resp.StatusCode != 200 {
+				t.Fatalf("tools/list: %d %s", resp.StatusCode, body)
+			}
+			if err := tel.Shutdown(context.Background()); err != nil { // flushes the spans
+				t.Fatal(err)
+			}
+			var span *tracepb.Span
+			for _, s := range rcv.Spans() {
+				if otlptest.TraceID(s) == traceHeader && otlptest.Attr(s, "mcp.method.name") == "tools/list" {
+					span = s
+				}
+			}
+			if span == nil {
+				t.Fatalf("no tools/list span in the header's trace (%d spans)", len(rcv.Spans()))
+			}
+			child, _ := os.ReadFile(stdin)
+			want := `"traceparent":"00-` + traceHeader + `-` + otlptest.SpanID(span) + `-01"`
+			if !childGot(child, want) {
+				t.Fatalf("the child did not receive %s in _meta:\n%s", want, child)
+			}
+			for _, line := range strings.Split(string(child), "\n") {
+				if strings.Contains(line, traceHeader) && strings.Count(strings.ToLower(line), `"traceparent"`) != 1 {
+					t.Errorf("the child's tools/list carries %d traceparent keys: %s", strings.Count(strings.ToLower(line), `"traceparent"`), line)
+				}
+			}
+		})
+	}
+}
