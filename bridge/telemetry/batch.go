@@ -138,10 +138,8 @@ func (b *batcher) flush(batch []*spanRecord, onlyFull bool) error {
 		if err := b.exportOne(batch); err != nil {
 			errs = err
 		}
-		for i, o := range batch {
-			o.release() // encoded and sent (or given up on): nothing reads it again
-			batch[i] = nil
-		}
+		records.put(batch...) // encoded and sent (or given up on): nothing reads them again
+		clear(batch)
 		if b.base.Err() != nil {
 			return errors.Join(errs, b.base.Err())
 		}

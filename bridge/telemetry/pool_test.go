@@ -192,3 +192,30 @@ func TestRelayAllocatesOnlyTheMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeListBound: the free list keeps at most maxFreeRecords records,
+// each cleared, and hands them out last in, first out.
+func TestFreeListBound(t *testing.T) {
+	var l freeList
+	rs := make([]*spanRecord, maxFreeRecords+100)
+	for i := range rs {
+		rs[i] = &spanRecord{method: "tools/call", errMsg: "secret detail"}
+	}
+	l.put(rs[:10]...)
+	l.put(rs[10:]...)
+	if len(l.free) != maxFreeRecords {
+		t.Fatalf("%d records kept, want %d", len(l.free), maxFreeRecords)
+	}
+	for _, r := range rs {
+		if *r != (spanRecord{}) {
+			t.Fatalf("a released record still holds %+v", *r)
+		}
+	}
+	if got := l.get(); got != rs[maxFreeRecords-1] {
+		t.Error("get did not return the last record kept")
+	}
+	l.free = nil
+	if l.get() == nil {
+		t.Error("an empty list gave no record")
+	}
+}
