@@ -37,6 +37,18 @@ func (m *readMap[K, V]) load(k K) (V, bool) {
 	return v, ok
 }
 
+// peek is load without the locked look at what is not yet published: for
+// a lookup that has a slower way to the same answer, and must not take
+// the lock on every miss.
+func (m *readMap[K, V]) peek(k K) (V, bool) {
+	if r := m.read.Load(); r != nil {
+		v, ok := (*r)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
 // loadOrStore returns the value of k, storing make()'s if there is none
 // (make runs under the lock: once per key).
 func (m *readMap[K, V]) loadOrStore(k K, make func() V) V {

@@ -35,9 +35,15 @@ func TestToolLabelCap(t *testing.T) {
 	}
 	for i := range MaxTools + 50 {
 		call(fmt.Sprintf("tool-%d", i))
+		if i >= MaxTools {
+			// Again, once the series exist: observe's one-lookup way
+			// must find the same series as the caps do.
+			call(fmt.Sprintf("tool-%d", i))
+		}
 	}
 	call(strings.Repeat("x", maxLabelLen+1))
 	call("bad\xff")
+	call(Other)    // a client may name a tool like the overflow series
 	call("tool-0") // admitted before the cap: still itself
 	for i := range 100 {
 		s.Begin(&Request{Method: fmt.Sprintf("custom/%d", i)}).End()
@@ -65,8 +71,11 @@ func TestToolLabelCap(t *testing.T) {
 	if len(tools) != MaxTools+1 || !tools[Other] || !tools["tool-0"] {
 		t.Errorf("%d distinct tool labels (want %d + _other)", len(tools), MaxTools)
 	}
-	if other != 52 {
-		t.Errorf("_other counted %v calls, want 52 (50 past the cap, one too long, one not UTF-8)", other)
+	if other != 103 {
+		t.Errorf("_other counted %v calls, want 103 (50 past the cap twice, one too long, one not UTF-8, one named _other)", other)
+	}
+	if got, _ := sampleValue(text, `gen_ai_tool_name="tool-0"`); got != 2 {
+		t.Errorf("tool-0 counted %v calls, want 2", got)
 	}
 	if len(methods) > MaxMethods+2 || !methods[Other] {
 		t.Errorf("%d distinct method labels, want at most %d + tools/call + _other", len(methods), MaxMethods)
@@ -341,4 +350,17 @@ func TestWithTraceContextUnicodeFold(t *testing.T) {
 	if out := WithTraceContext(&m, tp, "s=1"); out != nil {
 		t.Errorf("edited to %s: a Go decoder would read two tracestate keys", out)
 	}
+}
+
+// sampleValue returns the value of the first duration _count sample whose
+// labels contain match.
+func sampleValue(text, match string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "mcp_server_operation_duration_seconds_count{") && strings.Contains(line, match) {
+			var v float64
+			fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v)
+			return v, true
+		}
+	}
+	return 0, false
 }
