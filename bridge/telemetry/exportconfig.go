@@ -47,7 +47,7 @@ type batchConfig struct {
 //	OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE  CA bundle (PEM) to verify the collector
 //	OTEL_EXPORTER_OTLP_[TRACES_]CLIENT_CERTIFICATE, _CLIENT_KEY  for mutual TLS
 //	OTEL_BSP_MAX_QUEUE_SIZE (2048), OTEL_BSP_SCHEDULE_DELAY (5000 ms),
-//	OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512; serve: 128, see serverMaxBatch), OTEL_BSP_EXPORT_TIMEOUT (30000 ms)
+//	OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512), OTEL_BSP_EXPORT_TIMEOUT (30000 ms)
 func exportConfigFromEnv(getenv func(string) string, log zerolog.Logger) (exportConfig, error) {
 	get := func(name string) (string, string) {
 		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + name)); v != "" {
@@ -116,18 +116,6 @@ func exportConfigFromEnv(getenv func(string) string, log zerolog.Logger) (export
 	}
 	return c, nil
 }
-
-// serverMaxBatch is serve's batch size where the SDK specification says
-// 512 (connect keeps 512). serve's whole live heap is 1-2 MB, so Go's
-// collector runs at its 4 MB floor: what the exporter keeps alive
-// shortens the room every cycle has. A 512-span batch kept ~0.3 MB alive
-// (its queued spans and its encoding buffer) and, at 13,000 calls/s, made
-// serve collect ~35% more often than with telemetry off (+15% CPU a call);
-// with 128 the CPU a call fell by 4-7%. connect, measured the same way,
-// lost 6-9% with 128 (docs/benchmarks.md, session 5). The price is four
-// times the POSTs at high rates; below 128 spans per
-// OTEL_BSP_SCHEDULE_DELAY nothing changes.
-const serverMaxBatch = 128
 
 // envInt reads a positive integer variable, warning and using def when it
 // is malformed.

@@ -92,10 +92,10 @@ type spanRecord struct {
 // runs at the GC's 4 MB floor), and most Gets stole from another P.
 var records freeList
 
-// maxFreeRecords bounds what the list keeps: more than serve uses under a
-// full load of 64 calls in flight with a batch queued and another being
-// exported (~300), and at most ~230 KB kept after a burst.
-const maxFreeRecords = 512
+// maxFreeRecords bounds what the list keeps: two default batches, as a
+// batch comes back at once while the next one fills (at most ~450 KB kept
+// after a burst; under load the records are in use anyway).
+const maxFreeRecords = 1024
 
 type freeList struct {
 	mu   sync.Mutex

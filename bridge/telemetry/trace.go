@@ -45,9 +45,6 @@ func (t *Telemetry) initTracing(_ context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Side == Server && strings.TrimSpace(getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")) == "" {
-		cfg.batch.maxBatch = min(serverMaxBatch, cfg.batch.queue)
-	}
 	smp, err := newSampler(getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG"))
 	if err != nil {
 		t.log.Warn().Err(err).Msg("telemetry: sampler")
