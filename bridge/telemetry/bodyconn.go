@@ -17,8 +17,9 @@ import (
 // the runtime's 4 MB floor, and those buffers alone were ~30% of what
 // tracing added to serve's allocation — one of the largest costs of
 // tracing (docs/benchmarks.md). Content-Length stays as every OTLP
-// exporter sends it (a chunked body would avoid the copy too, but some
-// proxies in front of collectors refuse chunked requests).
+// exporter sends it (a chunked body would avoid the copy too, but would
+// make the bridge the one OTLP exporter whose requests a proxy in front
+// of a collector may not expect).
 //
 // Under TLS the tls.Conn writes through Write, and this never runs.
 type bodyConn struct{ net.Conn }

@@ -18,10 +18,22 @@ import (
 func (o *Op) Relay(m *wire.Message, meta MetaTrace) *wire.Message {
 	var buf [traceparentLen]byte
 	parent, state := o.propagate(&buf)
-	if parent == "" || parent == meta.Parent && state == meta.State {
+	return relay(m, parent, state, &meta)
+}
+
+// relay is the edit of Relay and Relayed: none when there is no context
+// to pass on, or m carries it already.
+func relay(m *wire.Message, parent, state string, meta *MetaTrace) *wire.Message {
+	if meta.carries(parent, state) {
 		return m // nothing the peer does not have already
 	}
-	return withTrace(m, parent, state, &meta)
+	return withTrace(m, parent, state, meta)
+}
+
+// carries reports whether the _meta t was read from needs no edit to pass
+// on parent and state: there is none to pass, or it holds them already.
+func (t *MetaTrace) carries(parent, state string) bool {
+	return parent == "" || parent == t.Parent && state == t.State
 }
 
 // Hold keeps meta, what ReadMeta read of the request, for RelayEdits:
@@ -59,10 +71,7 @@ func (o *Op) Relayed(m *wire.Message) *wire.Message {
 	r.meta, r.held = MetaTrace{}, false
 	parent, state := r.propagate(&buf)
 	o.mu.Unlock()
-	if parent == "" || parent == meta.Parent && state == meta.State {
-		return m
-	}
-	return withTrace(m, parent, state, &meta)
+	return relay(m, parent, state, &meta)
 }
 
 // RelayRoom is the room RelayEdits' values usually need: a caller's stack
@@ -92,7 +101,7 @@ func (o *Op) RelayEdits(m *wire.Message, room []byte) (e [2]wire.Edit, n int) {
 	}
 	mt := &r.meta
 	parent, state := r.propagate(&buf)
-	if parent == "" || parent == mt.Parent && state == mt.State {
+	if mt.carries(parent, state) {
 		return e, 0
 	}
 	me, add, ok := traceEdits(m, parent, state, room, mt)
