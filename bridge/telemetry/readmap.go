@@ -23,10 +23,8 @@ type readMap[K comparable, V any] struct {
 }
 
 func (m *readMap[K, V]) load(k K) (V, bool) {
-	if r := m.read.Load(); r != nil {
-		if v, ok := (*r)[k]; ok {
-			return v, true
-		}
+	if v, ok := m.peek(k); ok {
+		return v, true
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
