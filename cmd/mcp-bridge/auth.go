@@ -22,12 +22,37 @@ const authUsage = `Usage:
   mcp-bridge auth logout URL          forget the tokens and client registration stored for URL
 `
 
+const (
+	authLoginHelp = `Usage: mcp-bridge auth login [flags] URL
+
+Logs in to the MCP server at URL and stores the tokens for connect.
+`
+	authStatusHelp = `Usage: mcp-bridge auth status [URL]
+
+Lists the stored logins (or the one for URL): server, issuer, client, scopes,
+expiry and whether a refresh token is held. Never prints a token.
+`
+	authLogoutHelp = `Usage: mcp-bridge auth logout URL
+
+Forgets the tokens and the client registration stored for URL.
+`
+)
+
+// authLoginFlagSet registers auth login's flags (connect's OAuth, CA and
+// log flags); help goes to out.
+func authLoginFlagSet(o *oauthFlags, lf *logFlags, ca *caFlag, out io.Writer) *pflag.FlagSet {
+	fs := newFlagSet("auth login", out, authLoginHelp)
+	o.register(fs)
+	ca.register(fs, caForConnect)
+	lf.register(fs)
+	return fs
+}
+
 // runAuth runs "mcp-bridge auth ...". Its output for a person goes to
 // stdout; logs and the login URL go to stderr.
 func runAuth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, authUsage)
-		return usagef("auth: want login, status or logout")
+		return usageHint("auth", "want login, status or logout")
 	}
 	switch args[0] {
 	case "login":
@@ -40,13 +65,12 @@ func runAuth(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprint(stdout, authUsage)
 		return nil
 	}
-	fmt.Fprint(stderr, authUsage)
-	return usagef("auth: unknown command %q", args[0])
+	return usageHint("auth", "unknown command %q: want login, status or logout", args[0])
 }
 
 func serverArg(fs *pflag.FlagSet, cmd string) (string, error) {
 	if fs.NArg() != 1 {
-		return "", usagef("auth %s: want exactly one URL, got %d arguments", cmd, fs.NArg())
+		return "", usageHint("auth "+cmd, "want exactly one URL, got %d arguments", fs.NArg())
 	}
 	u, err := url.Parse(fs.Arg(0))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -59,14 +83,7 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var o oauthFlags
 	var lf logFlags
 	var ca caFlag
-	fs := pflag.NewFlagSet("auth login", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.register(fs)
-	ca.register(fs, caForConnect)
-	lf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcp-bridge auth login [flags] URL\n\nLogs in to the MCP server at URL and stores the tokens for connect.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
-	}
+	fs := authLoginFlagSet(&o, &lf, &ca, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -104,8 +121,7 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runAuthStatus(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("auth status", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("auth status", stdout, authStatusHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -176,8 +192,7 @@ func printGrant(w io.Writer, g *oauth.Grant, now time.Time) {
 }
 
 func runAuthLogout(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("auth logout", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("auth logout", stdout, authLogoutHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -37,26 +37,7 @@ type connectFlags struct {
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f connectFlags
-	fs := pflag.NewFlagSet("connect", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	f.maxMessage = 32 << 20
-	fs.StringArrayVarP(&f.headers, "header", "H", nil, "extra request header `\"Name: value\"` (repeatable; ${VAR} is expanded from the environment)")
-	fs.StringVar(&f.bearer, "bearer-token", "", "send Authorization: Bearer `token` (env MCP_BRIDGE_BEARER_TOKEN)")
-	fs.StringVar(&f.protocol, "protocol", "auto", "remote era: auto|modern (2026-07-28)|legacy (2025 sessions)")
-	fs.DurationVar(&f.timeout, "request-timeout", 0, "give up on a request after this `duration` (0: never; the host's own timeout still applies)")
-	fs.Var(&f.maxMessage, "max-message-size", "largest message in `bytes`, either way")
-	fs.IntVar(&f.retries, "retries", 4, "retries of a request that cannot have reached the server (dial error) or got 429/503 (0 disables)")
-	fs.DurationVar(&f.retryWait, "retry-max-wait", 10*time.Second, "longest single wait between retries, Retry-After included")
-	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
-	f.log.register(fs)
-	f.oauth.register(fs)
-	f.ca.register(fs, caForConnect)
-	f.telemetry.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcp-bridge connect [flags] URL\n\n"+
-			"Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts\n"+
-			"that launch MCP servers as subprocesses. Logs go to stderr.\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
-	}
+	fs := connectFlagSet(&f, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,8 +45,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return usagef("connect: want exactly one URL, got %d arguments", fs.NArg())
+		return usageHint("connect", "want exactly one URL, got %d arguments", fs.NArg())
 	}
 	u, err := url.Parse(fs.Arg(0))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -205,4 +185,29 @@ func safeURL(u *url.URL) string {
 	c.RawQuery, c.ForceQuery = "", false
 	c.Fragment, c.RawFragment = "", ""
 	return c.String()
+}
+
+const connectHelp = `Usage: mcp-bridge connect [flags] URL
+
+Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts
+that launch MCP servers as subprocesses. Logs go to stderr.
+`
+
+// connectFlagSet registers connect's flags into f; help goes to out.
+func connectFlagSet(f *connectFlags, out io.Writer) *pflag.FlagSet {
+	fs := newFlagSet("connect", out, connectHelp)
+	f.maxMessage = 32 << 20
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "extra request header `\"Name: value\"` (repeatable; ${VAR} is expanded from the environment)")
+	fs.StringVar(&f.bearer, "bearer-token", "", "send Authorization: Bearer `token` (env MCP_BRIDGE_BEARER_TOKEN)")
+	fs.StringVar(&f.protocol, "protocol", "auto", "remote era: auto|modern (2026-07-28)|legacy (2025 sessions)")
+	fs.DurationVar(&f.timeout, "request-timeout", 0, "give up on a request after this `duration` (0: never; the host's own timeout still applies)")
+	fs.Var(&f.maxMessage, "max-message-size", "largest message in `bytes`, either way")
+	fs.IntVar(&f.retries, "retries", 4, "retries of a request that cannot have reached the server (dial error) or got 429/503 (0 disables)")
+	fs.DurationVar(&f.retryWait, "retry-max-wait", 10*time.Second, "longest single wait between retries, Retry-After included")
+	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
+	f.log.register(fs)
+	f.oauth.register(fs)
+	f.ca.register(fs, caForConnect)
+	f.telemetry.register(fs)
+	return fs
 }

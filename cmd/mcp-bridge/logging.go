@@ -14,19 +14,32 @@ import (
 type logFlags struct {
 	level  string
 	format string
+	file   string
 }
 
 func (l *logFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&l.level, "log-level", "info", "log `level`: trace|debug|info|warn|error")
+	fs.StringVar(&l.level, "log-level", "info", "log `level`: trace|debug|info|warn|error|none")
 	fs.StringVar(&l.format, "log-format", "auto", "log `format`: auto (console on a terminal, else json)|json|console")
+	fs.StringVar(&l.file, "log-file", "", "append the log to this `file` (created 0600) instead of stderr")
 }
 
-// logger builds the process logger. It always writes to stderr: in connect
-// mode stdout belongs to the MCP stream.
+// logger builds the process logger. It writes to stderr, or --log-file,
+// never to stdout: in connect mode stdout belongs to the MCP stream. The
+// file stays open for the life of the process.
 func (l *logFlags) logger(stderr io.Writer) (zerolog.Logger, error) {
 	level, err := zerolog.ParseLevel(l.level)
+	if l.level == "none" {
+		level, err = zerolog.Disabled, nil
+	}
 	if err != nil || l.level == "" || level == zerolog.NoLevel {
-		return zerolog.Nop(), usagef("--log-level %q: want trace, debug, info, warn or error", l.level)
+		return zerolog.Nop(), usagef("--log-level %q: want trace, debug, info, warn, error or none", l.level)
+	}
+	if l.file != "" && level != zerolog.Disabled {
+		f, err := os.OpenFile(l.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return zerolog.Nop(), usagef("--log-file: %v", err)
+		}
+		stderr = f
 	}
 	var w io.Writer
 	switch l.format {

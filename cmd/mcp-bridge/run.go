@@ -64,9 +64,11 @@ Usage:
   mcp-bridge connect [flags] URL            use a remote MCP server from a stdio-only host
   mcp-bridge serve [flags] -- CMD [ARG...]  expose a local stdio MCP server at http://127.0.0.1:8080/mcp
   mcp-bridge auth login|status|logout [URL] log in to an OAuth-protected server ahead of time, show or forget logins
+  mcp-bridge completion bash|zsh|fish|powershell  print a shell completion script
   mcp-bridge version
 
-Run "mcp-bridge connect --help" or "mcp-bridge serve --help" for the flags.
+Run "mcp-bridge help COMMAND" (or "mcp-bridge COMMAND --help") for a command's flags.
+Documentation: README.md and docs/ (https links in the README).
 `
 
 // usageError marks errors that should exit with status 2.
@@ -82,10 +84,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+
 	var err error
 	switch args[0] {
 	case "serve":
-		err = runServe(ctx, args[1:], stderr)
+		err = runServe(ctx, args[1:], stdout, stderr)
 	case "connect":
 		err = runConnect(ctx, args[1:], stdin, stdout, stderr)
 	case "auth":
@@ -93,11 +96,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
+	case "completion":
+		err = runCompletion(args[1:], stdout)
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// "help serve" is "serve --help", "help auth login" is
+			// "auth login --help": one text per command.
+			return run(ctx, append(slices.Clone(args[1:]), "--help"), stdin, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "mcp-bridge: unknown command %q\n\n%s", args[0], usage)
+		msg := fmt.Sprintf("unknown command %q", args[0])
+		if s := suggestCommand(args[0]); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		fmt.Fprintf(stderr, "mcp-bridge: %s\nRun 'mcp-bridge help' for usage.\n", msg)
 		return exitUsage
 	}
 	switch {
@@ -110,16 +124,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "mcp-bridge: %v\n", err)
 		return exitFailure
 	}
-}
-
-// parseFlags parses args into fs; --help passes through as pflag.ErrHelp
-// (exit 0), any other failure is a usage error.
-func parseFlags(fs *pflag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, pflag.ErrHelp) {
-		return err
-	}
-	return usageError{err}
 }
 
 // oneOf checks the value of an enumerated flag.

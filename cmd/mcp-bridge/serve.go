@@ -39,9 +39,16 @@ type serveFlags struct {
 	ca                                              caFlag
 }
 
-func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+const serveHelp = `Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]
+       mcp-bridge serve [flags] --config FILE
+
+Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.
+2026-07-28 clients share one child; each 2025 session gets its own (see --session-mode).
+`
+
+// serveFlagSet registers serve's flags into f; help goes to out.
+func serveFlagSet(f *serveFlags, out io.Writer) *pflag.FlagSet {
+	fs := newFlagSet("serve", out, serveHelp)
 	// Everything from the child command on is the child's, flags included.
 	fs.SetInterspersed(false)
 	f.maxBody, f.maxMessage, f.maxBuffered, f.replay = 32<<20, 32<<20, 256<<20, 4<<20
@@ -72,17 +79,12 @@ func serveFlagSet(f *serveFlags, stderr io.Writer) *pflag.FlagSet {
 	f.auth.register(fs)
 	f.telemetry.register(fs)
 	f.ca.register(fs, "with --config, its remote servers; with --oauth-issuer, the issuers' metadata, keys and introspection")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcp-bridge serve [flags] -- COMMAND [ARG...]\n       mcp-bridge serve [flags] --config FILE\n\n"+
-			"Runs COMMAND as a stdio MCP server and serves it over Streamable HTTP.\n"+
-			"2026-07-28 clients share one child; each 2025 session gets its own (see --session-mode).\n\nFlags:\n%s", fs.FlagUsagesWrapped(100))
-	}
 	return fs
 }
 
-func runServe(ctx context.Context, args []string, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
-	fs := serveFlagSet(&f, stderr)
+	fs := serveFlagSet(&f, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,8 +96,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return runServeConfig(ctx, fs, &f, stderr)
 	}
 	if len(child) == 0 {
-		fs.Usage()
-		return usagef("serve: missing the MCP server command (mcp-bridge serve [flags] -- COMMAND [ARG...], or --config FILE)")
+		return usageHint("serve", "missing the MCP server command (mcp-bridge serve [flags] -- COMMAND [ARG...], or --config FILE)")
 	}
 	log, err := f.log.logger(stderr)
 	if err != nil {
