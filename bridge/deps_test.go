@@ -22,10 +22,14 @@ func TestImportRules(t *testing.T) {
 		module + "/lineio":     {module + "/", "encoding/json", "net/http", "os/exec", "github.com/rs/zerolog"},
 		module + "/httpclient": {module + "/", "os/exec"},
 		// oauth runs the browser command, so it may use os/exec; it is a
-		// leaf too: nothing of this module, httpclient included.
+		// leaf too: nothing of this module, httpclient included, but the
+		// outbound policy (allowedInternal).
 		module + "/httpclient/oauth": {module + "/"},
-		module + "/stdiohost":        {module + "/bridge", module + "/httpclient", module + "/cmd", "net/http"},
-		module + "/bridge":           {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
+		// The outbound HTTP policy every client of the binary goes by
+		// (redirects, redaction): a leaf that anything may import.
+		module + "/httpclient/outbound": {module + "/", "os/exec", "os"},
+		module + "/stdiohost":           {module + "/bridge", module + "/httpclient", module + "/cmd", "net/http"},
+		module + "/bridge":              {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
 		// The era translations sit below both directions: they may use
 		// bridge/wire, nothing that owns a transport.
 		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
@@ -46,6 +50,9 @@ func TestImportRules(t *testing.T) {
 	}
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},
+		// Every HTTP client follows the one outbound policy.
+		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
+		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{
@@ -61,8 +68,8 @@ func TestImportRules(t *testing.T) {
 			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
 				continue
 			}
-			if prefix == module+"/httpclient" && strings.HasPrefix(pkg, module+"/httpclient/oauth") {
-				continue // its own rule above
+			if prefix == module+"/httpclient" && (strings.HasPrefix(pkg, module+"/httpclient/oauth") || strings.HasPrefix(pkg, module+"/httpclient/outbound")) {
+				continue // their own rules above
 			}
 		imports:
 			for _, imp := range strings.Fields(imports) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // Header names and media types used on the wire.
@@ -52,7 +54,9 @@ type Client struct {
 	// HTTPClient sends the requests. If nil, the Client builds its own on
 	// first use, on [NewTransport] and with no overall timeout, because SSE
 	// streams and slow tool calls are long-lived; callers bound requests
-	// with ctx.
+	// with ctx. Either way redirects follow the bridge's outbound policy
+	// (package outbound: same origin only, 307/308 for a POST), whatever
+	// CheckRedirect HTTPClient has.
 	HTTPClient *http.Client
 
 	// Header holds static headers added to every request, such as
@@ -116,11 +120,17 @@ func (c *Client) CloseIdleConnections() {
 	c.httpClient().CloseIdleConnections()
 }
 
+// httpClient is HTTPClient (or the Client's own) under the outbound
+// policy: a copy sharing its Transport, so that a redirect never carries
+// Header (tokens, -H values) or an MCP message to another origin.
 func (c *Client) httpClient() *http.Client {
-	if c.HTTPClient != nil {
-		return c.HTTPClient
-	}
-	c.defaultOnce.Do(func() { c.defaultHC = &http.Client{Transport: NewTransport()} })
+	c.defaultOnce.Do(func() {
+		hc := c.HTTPClient
+		if hc == nil {
+			hc = &http.Client{Transport: NewTransport()}
+		}
+		c.defaultHC = outbound.Client(hc)
+	})
 	return c.defaultHC
 }
 

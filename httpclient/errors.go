@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 var (
@@ -124,13 +125,6 @@ func (e *ContentTypeError) Error() string {
 // Is makes errors.Is(err, ErrUnexpectedContentType) true.
 func (e *ContentTypeError) Is(target error) bool { return target == ErrUnexpectedContentType }
 
-// safeURL renders endpoint for errors and logs. Query and fragment are
-// dropped and a password is masked because either may carry a credential.
-func safeURL(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "<invalid endpoint URL>"
-	}
-	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
-	return u.Redacted()
-}
+// safeURL renders endpoint for errors and logs: user info, query and
+// fragment are dropped because any of them may carry a credential.
+func safeURL(endpoint string) string { return outbound.RedactString(endpoint) }

@@ -62,6 +62,14 @@ type Config struct {
 	// ServerName names the remote in a multi-server gateway: the server
 	// label of its metrics. Empty for a plain connect.
 	ServerName string
+
+	// HideRemoteDetail is for a host that is not the party who configured
+	// the remote (a gateway's clients reaching a remote entry): JSON-RPC
+	// errors then carry the remote's HTTP status but not its body or
+	// WWW-Authenticate, which may describe an internal server. Errors
+	// never carry the URL's user info or query, nor header values,
+	// either way.
+	HideRemoteDetail bool
 }
 
 func (c *Config) shutdownTimeout() time.Duration {

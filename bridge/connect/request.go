@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // idempotent methods may be re-sent after a legacy session was re-created;
@@ -240,8 +241,21 @@ func (b *Bridge) fail(p *pending, err error, se *httpclient.StatusError) {
 }
 
 // describe turns a failure into the error the host sees: what happened,
-// the HTTP status and a short body excerpt, and what to do about it.
+// the HTTP status and a short body excerpt, and what to do about it. No
+// configured secret gets into it (the URL's user info and query, header
+// values: a remote may echo them in its error body), and with
+// cfg.HideRemoteDetail no part of the remote's answer but its status.
 func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg string, data []byte) {
+	code, msg, data = describeRaw(err, se, cfg)
+	secrets := outbound.SecretsOf(cfg.URL, cfg.Header)
+	msg = secrets.Scrub(msg)
+	if data != nil {
+		data = []byte(secrets.Scrub(string(data)))
+	}
+	return code, msg, data
+}
+
+func describeRaw(err error, se *httpclient.StatusError, cfg Config) (code int, msg string, data []byte) {
 	if se == nil {
 		errors.As(err, &se)
 	}
@@ -251,21 +265,25 @@ func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg 
 	case errors.Is(err, context.Canceled):
 		return wire.CodeConnectionClosed, "mcp-bridge: request abandoned: the bridge is shutting down", nil
 	case se != nil:
-		d := fmt.Appendf(nil, `{"httpStatus":%d,"body":`, se.StatusCode)
-		d = wire.AppendString(d, excerpt(se.Body, 500))
-		if wa := se.Header.Get("WWW-Authenticate"); wa != "" {
-			d = wire.AppendString(append(d, `,"wwwAuthenticate":`...), wa)
+		d := fmt.Appendf(nil, `{"httpStatus":%d`, se.StatusCode)
+		if !cfg.HideRemoteDetail {
+			d = wire.AppendString(append(d, `,"body":`...), excerpt(se.Body, 500))
+			if wa := se.Header.Get("WWW-Authenticate"); wa != "" {
+				d = wire.AppendString(append(d, `,"wwwAuthenticate":`...), wa)
+			}
 		}
 		d = append(d, '}')
 		m := fmt.Sprintf("mcp-bridge: the remote MCP server answered HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
-		switch se.StatusCode {
-		case http.StatusUnauthorized:
+		switch {
+		case cfg.HideRemoteDetail && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
+			m += ": it refused the credentials configured for it"
+		case se.StatusCode == http.StatusUnauthorized:
 			// With neither --bearer-token nor -H Authorization, connect logs
 			// in by OAuth and a 401 only gets here once that login has
 			// given what it could; with one, OAuth is off and the static
 			// credential is what the server refused.
 			m += ": it refused the credentials (a static --bearer-token or -H 'Authorization: ...' turns connect's own OAuth login off; see docs/auth.md and `mcp-bridge auth status`)"
-		case http.StatusForbidden:
+		case se.StatusCode == http.StatusForbidden:
 			m += ": the credentials were refused or lack a scope"
 		}
 		if strings.HasPrefix(err.Error(), "the remote session") {
@@ -273,7 +291,7 @@ func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg 
 		}
 		return wire.CodeConnectionClosed, m, d
 	}
-	d := wire.AppendString([]byte(`{"url":`), cfg.URL)
+	d := wire.AppendString([]byte(`{"url":`), outbound.RedactString(cfg.URL))
 	d = wire.AppendString(append(d, `,"error":`...), err.Error())
 	d = append(d, '}')
 	return wire.CodeConnectionClosed, "mcp-bridge: " + err.Error(), d

@@ -160,7 +160,13 @@ func stdioCommand(s *teamconfig.Server) func() *exec.Cmd {
 
 // remoteRun is a remote entry's "child": a connect.Bridge for its url and
 // headers, run in-process. The headers (tokens, typically) stay in memory:
-// no argv, no environment, and connect logs no header values.
+// no argv, no environment, and connect logs no header values. Its HTTP
+// client follows the outbound policy (httpclient builds it on package
+// outbound): no redirect to another origin or off https, so neither the
+// headers nor a client's message go anywhere but the configured origin.
+// The gateway's clients are not who configured the entry: their errors
+// carry the remote's status, not its body (HideRemoteDetail), and never
+// the URL's user info, query or a header value.
 func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config) func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	hdr := http.Header{}
 	for k, v := range s.Headers {
@@ -172,6 +178,8 @@ func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config) func(ctx con
 		HTTPClient:     g.cfg.HTTPClient,
 		MaxMessageSize: cfg.MaxMessageSize,
 		Logger:         cfg.Logger.With().Str("remote", "connect").Logger(),
+
+		HideRemoteDetail: true,
 	}
 	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		c := ccfg

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // Errors a verification fails with, for callers that branch on them.
@@ -75,7 +77,8 @@ type Config struct {
 	KeyTTL time.Duration
 
 	// HTTPClient fetches metadata, keys and introspection results. If nil,
-	// a client with a 10s timeout. Every body read is bounded regardless.
+	// a client with a 10s timeout. Every body read is bounded regardless,
+	// and redirects follow the outbound policy whatever its CheckRedirect.
 	HTTPClient *http.Client
 
 	// Logger receives warnings about issuers (never a token).
@@ -122,10 +125,15 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("rsauth: at least one issuer is required")
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, client: cfg.HTTPClient, issuers: map[string]*issuer{}}
-	if s.client == nil {
-		s.client = &http.Client{Timeout: 10 * time.Second}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
 	}
+	// The outbound policy: a redirect stays on the origin the issuer's
+	// metadata (checked by checkURL) named, so keys and introspection stay
+	// on https, and the introspection secret and the user's token go
+	// nowhere else.
+	s := &Server{cfg: cfg, log: cfg.Logger, client: outbound.Client(hc), issuers: map[string]*issuer{}}
 	for _, iss := range cfg.Issuers {
 		if err := checkURL("issuer", iss); err != nil {
 			return nil, err

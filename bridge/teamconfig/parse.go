@@ -234,11 +234,19 @@ func (p *parser) server(e entry) (*Server, error) {
 		}
 		return out, nil
 	}
+	// What reaches a stdio child's argv, environment or cwd.
+	xc := func(field, v string) (string, error) {
+		out, err := expandForChild(v, p.lookup)
+		if err != nil {
+			return "", p.errorf(e.off, "%s: %s: %v", what, field, err)
+		}
+		return out, nil
+	}
 	var err error
-	if s.Command, err = x("command", h.Command); err != nil {
+	if s.Command, err = xc("command", h.Command); err != nil {
 		return nil, err
 	}
-	if s.Cwd, err = x("cwd", h.Cwd); err != nil {
+	if s.Cwd, err = xc("cwd", h.Cwd); err != nil {
 		return nil, err
 	}
 	if s.URL, err = x("url", h.URL); err != nil {
@@ -248,13 +256,13 @@ func (p *parser) server(e entry) (*Server, error) {
 		return nil, p.errorf(e.off, "%s: url must start with http:// or https://", what)
 	}
 	for i, a := range h.Args {
-		v, err := x(fmt.Sprintf("args[%d]", i), a)
+		v, err := xc(fmt.Sprintf("args[%d]", i), a)
 		if err != nil {
 			return nil, err
 		}
 		s.Args = append(s.Args, v)
 	}
-	if s.Env, err = expandMap(h.Env, "env", x); err != nil {
+	if s.Env, err = expandMap(h.Env, "env", xc); err != nil {
 		return nil, err
 	}
 	if s.Headers, err = expandMap(h.Headers, "headers", x); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // maxResponse bounds what the exporter reads of a collector's answer: it
@@ -66,9 +67,11 @@ func newExporter(cfg exportConfig, res []pair, version string, log zerolog.Logge
 		ua += "/" + version
 	}
 	e := &httpExporter{cfg: cfg, res: res, version: version, userAgent: ua, log: log,
-		// Redirects are not followed: a collector answering 3xx is
-		// misconfigured, and following would resend the headers elsewhere.
-		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		// Redirects follow the outbound policy: a 307/308 on the
+		// collector's own origin is followed; one elsewhere or off https
+		// is refused, since following would resend the headers
+		// (OTEL_EXPORTER_OTLP_HEADERS: API keys) and the spans there.
+		client: outbound.Client(&http.Client{Transport: tr}),
 	}
 	if cfg.gzip {
 		e.zw = gzip.NewWriter(io.Discard)
@@ -100,6 +103,9 @@ func (e *httpExporter) export(ctx context.Context, spans []*spanRecord) error {
 			return fmt.Errorf("telemetry: exporting %d spans: %w", len(spans), context.Cause(ctx))
 		case err == nil && code != 429 && code != 502 && code != 503 && code != 504:
 			return &StatusError{Code: code}
+		case errors.Is(err, outbound.ErrRedirect):
+			// Misconfigured, not down: retrying gets the same redirect.
+			return fmt.Errorf("telemetry: exporting %d spans: %w", len(spans), err)
 		}
 		wait := bo.NextBackOff()
 		if retryAfter > 0 {

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // Grant types for [Config.Grant].
@@ -73,7 +76,8 @@ type Config struct {
 
 	// HTTPClient sends discovery, registration and token requests; nil
 	// means a client with a 30s timeout. It must not be the client whose
-	// transport is this package's [Transport].
+	// transport is this package's [Transport]. Its redirects follow the
+	// outbound policy whatever its CheckRedirect.
 	HTTPClient *http.Client
 
 	// ClientName is the client_name sent at registration.
@@ -137,7 +141,10 @@ type Authorizer struct {
 	ctx      context.Context // ends at Close: logins are not bound to one request
 	cancel   context.CancelFunc
 	browsers browsers
-	defHC    *http.Client
+	defHC    *http.Client // cfg.HTTPClient under the outbound policy
+	// serverURL is cfg.ServerURL parsed: Transport sends tokens to its
+	// origin only.
+	serverURL *url.URL
 }
 
 // New makes an Authorizer. Close it to stop a login in progress.
@@ -179,8 +186,16 @@ func New(cfg Config) (*Authorizer, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	serverURL, err := url.Parse(cfg.ServerURL)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: server URL: %w", err)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel}, nil
+	return &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel, defHC: outbound.Client(hc), serverURL: serverURL}, nil
 }
 
 // Close cancels a login in progress and waits (up to 2s) for browser
@@ -216,17 +231,11 @@ func (a *Authorizer) exchange(req *http.Request) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-func (a *Authorizer) hc() *http.Client {
-	if a.cfg.HTTPClient != nil {
-		return a.cfg.HTTPClient
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.defHC == nil {
-		a.defHC = &http.Client{Timeout: 30 * time.Second}
-	}
-	return a.defHC
-}
+// hc is the client of discovery, registration and token requests:
+// cfg.HTTPClient (or one with a 30s timeout) under the outbound policy, so
+// that a redirect takes a client secret, an authorization code or a
+// registration to no other origin, and never off https.
+func (a *Authorizer) hc() *http.Client { return a.defHC }
 
 // Token returns the access token to send and its generation, waiting for
 // a login in progress. "" means no token yet: the request goes out
