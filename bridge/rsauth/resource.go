@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -200,7 +201,7 @@ func (rs *Resource) Authenticate(w http.ResponseWriter, r *http.Request) (string
 		w.Header().Set("WWW-Authenticate", rs.Challenge("insufficient_scope", "the token lacks a scope this server requires"))
 		return "", &Error{http.StatusForbidden, sentinel}
 	case ErrUnavailable:
-		w.Header().Set("Retry-After", "5")
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		return "", &Error{http.StatusServiceUnavailable, sentinel}
 	}
 	w.Header().Set("WWW-Authenticate", rs.Challenge("invalid_token", strings.TrimPrefix(sentinel.Error(), "rsauth: ")))
