@@ -41,6 +41,7 @@ var (
 	ErrExpired           = errors.New("rsauth: token expired or not yet valid")
 	ErrClaims            = errors.New("rsauth: token lacks a required claim")
 	ErrInactive          = errors.New("rsauth: token is not active")
+	ErrNotAccessToken    = errors.New("rsauth: not an access token")
 	ErrInsufficientScope = errors.New("rsauth: token lacks a required scope")
 	// ErrUnavailable: the issuer or the introspection endpoint could not
 	// be reached or answered nonsense; the token was neither accepted nor

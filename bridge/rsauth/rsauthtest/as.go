@@ -50,6 +50,7 @@ type Server struct {
 	introDelay   time.Duration     // each introspection answer waits this long
 	introHang    chan struct{}     // non-nil: introspection waits for it to close
 	asked        map[string]int    // introspections per token
+	introArrived chan struct{}     // closed (and replaced) when an introspection request arrives
 }
 
 // New starts a server on 127.0.0.1 whose issuer is its URL (plus path,
@@ -61,7 +62,7 @@ func New(path string) *Server { return start(path, false) }
 func NewTLS(path string) *Server { return start(path, true) }
 
 func start(path string, tls bool) *Server {
-	s := &Server{opaque: map[string]map[string]any{}, fetched: make(chan struct{}), asked: map[string]int{}}
+	s := &Server{opaque: map[string]map[string]any{}, fetched: make(chan struct{}), asked: map[string]int{}, introArrived: make(chan struct{})}
 	s.Rotate()
 	mux := http.NewServeMux()
 	s.Server = httptest.NewUnstartedServer(mux)
@@ -124,6 +125,8 @@ func start(path string, tls bool) *Server {
 		ans, ok := s.opaque[tok]
 		s.asked[tok]++
 		delay, hang := s.introDelay, s.introHang
+		close(s.introArrived)
+		s.introArrived = make(chan struct{})
 		s.mu.Unlock()
 		if hang != nil {
 			select {
@@ -267,6 +270,24 @@ func (s *Server) AwaitJWKSAnswers(ctx context.Context, n int64) error {
 		ch := s.fetched
 		s.mu.Unlock()
 		if s.jwksAnswers.Load() >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// AwaitIntrospections waits until n introspection requests have arrived
+// in all (answered or not), or ctx ends.
+func (s *Server) AwaitIntrospections(ctx context.Context, n int64) error {
+	for {
+		s.mu.Lock()
+		ch := s.introArrived
+		s.mu.Unlock()
+		if s.Introspections.Load() >= n {
 			return nil
 		}
 		select {
