@@ -132,6 +132,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		cmd.Args[0] = child[0]
 		return cmd
 	}
+	defer f.auth.close()
 	if err := f.auth.apply(&cfg, client(tr, rsauthTimeout), log); err != nil {
 		return err
 	}
