@@ -170,9 +170,12 @@ func (is *issuer) nextAllowed() time.Time {
 	if is.lastEnd.IsZero() {
 		return time.Time{}
 	}
-	gap := min(keyFetchGap, is.s.cfg.refetchInterval())
-	if is.failures > 0 {
-		gap = min(failureBackoff<<min(is.failures-1, 8), maxFailureBackoff, is.s.cfg.refetchInterval())
+	gap := keyFetchGap
+	switch {
+	case is.s.cfg.refetchInterval() == 0:
+		gap = 0 // tests: no waits
+	case is.failures > 0:
+		gap = min(failureBackoff<<min(is.failures-1, 8), maxFailureBackoff)
 	}
 	return is.lastEnd.Add(gap)
 }
@@ -244,6 +247,9 @@ func (is *issuer) record(start time.Time, keys []jose.JSONWebKey, jwksURI string
 		// The metadata is read again next time: the issuer may have
 		// moved its key set.
 		is.jwksURI = ""
+		if is.s.ctx.Err() != nil {
+			return // cut short by Close
+		}
 		is.s.log.Warn().Err(err).Str("issuer", is.id).Int("failures", is.failures).
 			Int64("took_ms", end.Sub(start).Milliseconds()).Bool("cached_keys", !is.okStart.IsZero()).
 			Msg("cannot fetch the issuer's signing keys")
