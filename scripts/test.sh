@@ -162,6 +162,7 @@ fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/serve FuzzParseTokenFile
 fuzz ./bridge/rsauth FuzzVerify
+fuzz ./bridge/rsauth FuzzMaxAge
 fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages

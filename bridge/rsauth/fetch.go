@@ -17,6 +17,10 @@ const maxDocument = 1 << 20
 // fetchTimeout bounds each fetch, whatever the HTTP client's own timeout.
 const fetchTimeout = 10 * time.Second
 
+// A headerSink is a document that wants its response's header (a key
+// set: its Cache-Control).
+type headerSink interface{ setHeader(http.Header) }
+
 // getJSON fetches u into v. found is false on 404/410, so discovery can go
 // on with the next well-known location.
 func (s *Server) getJSON(ctx context.Context, u string, v any) (found bool, err error) {
@@ -41,6 +45,9 @@ func (s *Server) do(req *http.Request, v any) (found bool, err error) {
 	}
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("%s %s: HTTP %d", req.Method, req.URL.Redacted(), resp.StatusCode)
+	}
+	if hs, ok := v.(headerSink); ok {
+		hs.setHeader(resp.Header)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	if err != nil {

@@ -20,10 +20,13 @@ func FuzzVerify(f *testing.F) {
 	const iss = "https://issuer.example"
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	s, _ := New(Config{Issuers: []string{iss}})
+	defer s.Close()
 	is := s.issuers[iss]
 	is.keys = []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256"}}
-	is.fetched = time.Now().Add(24 * time.Hour) // never stale, never refetched
-	is.tried = is.fetched
+	is.okStart = time.Now()
+	is.expires = is.okStart.Add(24 * time.Hour) // never stale, never refetched
+	is.absent = map[string]time.Time{}
+	is.lastEnd = is.okStart
 	rs, _ := s.Resource(resourceURL, []string{"mcp"})
 
 	signer, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
@@ -37,6 +40,23 @@ func FuzzVerify(f *testing.F) {
 		id, err := rs.Verify(context.Background(), tok)
 		if err == nil && (id.Issuer != iss || id.Subject == "") {
 			t.Fatalf("accepted %q as %+v", tok, id)
+		}
+	})
+}
+
+// FuzzMaxAge: any Cache-Control value parses without panicking, and a
+// lifetime read from it is within RFC 9111's delta-seconds range.
+func FuzzMaxAge(f *testing.F) {
+	for _, seed := range []string{"max-age=60", "public, MAX-AGE=\"300\"", "max-age=99999999999999999999", "no-store", "max-age=", "max-age=-1, max-age=5", ",,=,"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		age, ok := parseMaxAge([]string{v})
+		if ok && (age < 0 || age > maxDeltaSeconds*time.Second) {
+			t.Fatalf("%q: max-age %v", v, age)
+		}
+		if !ok && age != 0 {
+			t.Fatalf("%q: not ok but %v", v, age)
 		}
 	})
 }

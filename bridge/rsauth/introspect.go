@@ -14,36 +14,67 @@ import (
 )
 
 const (
-	// introspectionCache bounds the remembered verdicts (by the token's
-	// SHA-256, never the token itself).
-	introspectionCache = 1024
+	// activeCache and inactiveCache bound the remembered verdicts (by the
+	// token's SHA-256, never the token itself), each on its own: tokens
+	// found inactive (a storm of random ones) never push out the verdicts
+	// of real users.
+	activeCache   = 1024
+	inactiveCache = 4096
 	// introspectionTTL bounds how long an "active" verdict is trusted
 	// without asking again: a revoked token stops working within it.
 	introspectionTTL = 60 * time.Second
+	// knownFor: past its TTL, an active verdict is kept this long more
+	// (never past the token's exp) to mark the token as known: asking
+	// again about it takes a reserved slot, not a place in the queue.
+	knownFor = 10 * time.Minute
 	// inactiveTTL: an "inactive" verdict is remembered shortly, so that a
 	// client retrying a dead token does not cost a round trip each time.
 	inactiveTTL = 10 * time.Second
 	// introspectionConcurrency bounds the requests in flight to the
-	// endpoint; more wait (for as long as their own request may).
+	// endpoint; knownConcurrency more are reserved for known tokens.
 	introspectionConcurrency = 8
+	knownConcurrency         = 2
+	// introspectionQueue bounds the requests waiting for a slot, and
+	// introspectionWait how long each waits: past either, 503 with
+	// Retry-After at once rather than a wait behind a storm of tokens or
+	// a hung endpoint.
+	introspectionQueue = 32
+	introspectionWait  = time.Second
 )
 
 type verdict struct {
 	id    *Identity
 	err   error
-	until time.Time
+	until time.Time // trusted until
+	keep  time.Time // active verdicts: known until
+}
+
+// A call is one introspection under way; requests with the same token
+// wait for it rather than asking again.
+type call struct {
+	done chan struct{}
+	id   *Identity
+	err  error
 }
 
 // introspector asks an RFC 7662 endpoint about opaque tokens.
 type introspector struct {
-	s    *Server
-	sem  chan struct{}
-	mu   sync.Mutex
-	seen map[[32]byte]verdict
+	s     *Server
+	ttl   time.Duration // introspectionTTL (shorter in tests)
+	slots chan struct{} // general slots
+	known chan struct{} // slots only known tokens take
+
+	mu       sync.Mutex
+	active   map[[32]byte]verdict
+	inactive map[[32]byte]verdict
+	calls    map[[32]byte]*call
+	waiting  int // requests waiting for a general slot
 }
 
 func newIntrospector(s *Server) *introspector {
-	return &introspector{s: s, sem: make(chan struct{}, introspectionConcurrency), seen: map[[32]byte]verdict{}}
+	return &introspector{s: s, ttl: introspectionTTL,
+		slots: make(chan struct{}, introspectionConcurrency), known: make(chan struct{}, knownConcurrency),
+		active: map[[32]byte]verdict{}, inactive: map[[32]byte]verdict{}, calls: map[[32]byte]*call{}}
 }
 
 // introspectionResponse is RFC 7662 §2.2's answer, the members used here.
@@ -56,47 +87,136 @@ type introspectionResponse struct {
 	Audience  jwt.Audience     `json:"aud"`
 	Expiry    *jwt.NumericDate `json:"exp"`
 	NotBefore *jwt.NumericDate `json:"nbf"`
+	TokenType string           `json:"token_type"`
+	TokenUse  string           `json:"token_use"`
 }
 
 func (in *introspector) verify(ctx context.Context, tok, resource string) (*Identity, error) {
 	key := sha256.Sum256([]byte(resource + "\x00" + tok))
+	now := time.Now()
 	in.mu.Lock()
-	v, ok := in.seen[key]
-	in.mu.Unlock()
-	if ok && time.Now().Before(v.until) {
-		return v.id, v.err
+	v, known := in.active[key]
+	if known && now.Before(v.until) {
+		in.mu.Unlock()
+		return v.id, nil
 	}
-	select {
-	case in.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+	known = known && now.Before(v.keep)
+	if v, ok := in.inactive[key]; ok && now.Before(v.until) {
+		in.mu.Unlock()
+		return nil, v.err
 	}
-	id, ttl, err := in.ask(ctx, tok, resource)
-	<-in.sem
+	if c := in.calls[key]; c != nil {
+		in.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.id, c.err
+		case <-ctx.Done():
+			return nil, unavailableFor(time.Second, ctx.Err())
+		}
+	}
+	c := &call{done: make(chan struct{})}
+	in.calls[key] = c
+	release, err := in.acquire(ctx, known) // in.mu held; unlocked inside
+	var id *Identity
+	var ttl time.Duration
+	if err == nil {
+		id, ttl, err = in.ask(ctx, tok, resource)
+		release()
+	}
+	in.mu.Lock()
+	delete(in.calls, key)
 	if ttl > 0 {
-		in.remember(key, verdict{id: id, err: err, until: time.Now().Add(ttl)})
+		in.remember(key, id, err, ttl)
 	}
+	in.mu.Unlock()
+	c.id, c.err = id, err
+	close(c.done)
 	return id, err
 }
 
-func (in *introspector) remember(key [32]byte, v verdict) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if len(in.seen) >= introspectionCache {
-		now := time.Now()
-		for k, old := range in.seen {
-			if now.After(old.until) {
-				delete(in.seen, k)
+// acquire takes a slot for an introspection (called with in.mu held; it
+// unlocks it). A known token takes a reserved slot or a general one; any
+// other waits in the bounded queue for a general one.
+func (in *introspector) acquire(ctx context.Context, known bool) (release func(), err error) {
+	if !known && in.waiting >= introspectionQueue {
+		in.mu.Unlock()
+		return nil, unavailableFor(time.Second, fmt.Errorf("introspection: %d requests already wait for the endpoint", introspectionQueue))
+	}
+	in.waiting++
+	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		in.waiting--
+		in.mu.Unlock()
+	}()
+	t := time.NewTimer(introspectionWait)
+	defer t.Stop()
+	var reserved chan struct{} // nil (never ready) unless known
+	if known {
+		reserved = in.known
+	}
+	select {
+	case in.slots <- struct{}{}:
+		return func() { <-in.slots }, nil
+	case reserved <- struct{}{}:
+		return func() { <-in.known }, nil
+	case <-t.C:
+		return nil, unavailableFor(time.Second, fmt.Errorf("introspection: no free slot within %v", introspectionWait))
+	case <-ctx.Done():
+		return nil, unavailableFor(time.Second, ctx.Err())
+	}
+}
+
+// remember stores a verdict (in.mu held) in its own cache, making room
+// by dropping expired verdicts, else any one of that cache.
+func (in *introspector) remember(key [32]byte, id *Identity, err error, ttl time.Duration) {
+	now := time.Now()
+	v := verdict{id: id, err: err, until: now.Add(ttl)}
+	cache, limit := in.inactive, inactiveCache
+	if err == nil {
+		cache, limit = in.active, activeCache
+		v.keep = v.until.Add(knownFor)
+		if id.expiry != nil && id.expiry.Before(v.keep) {
+			v.keep = *id.expiry
+		}
+		delete(in.inactive, key)
+	} else {
+		delete(in.active, key)
+	}
+	if len(cache) >= limit {
+		for k, old := range cache {
+			if now.After(old.until) && now.After(old.keep) {
+				delete(cache, k)
 			}
 		}
-		for k := range in.seen {
-			if len(in.seen) < introspectionCache {
+		for k := range cache {
+			if len(cache) < limit {
 				break
 			}
-			delete(in.seen, k) // any: map order is random
+			delete(cache, k) // any: map order is random
 		}
 	}
-	in.seen[key] = v
+	cache[key] = v
+}
+
+// accessTokenUse reports whether an introspection answer's token_use and
+// token_type, when present, say "access token". RFC 7662 §2.2 defines
+// token_type as the RFC 6749 §7.1 type ("Bearer"); servers also answer
+// with "access_token" or the RFC 8693 identifier, and Ory Hydra says
+// token_use "access_token" or "refresh_token" and is active: true for
+// both, with the same aud. A refresh token (or an ID token) presented as
+// a bearer token must not be taken for an access token.
+func accessTokenUse(use, typ string) bool {
+	switch strings.ToLower(use) {
+	case "", "access_token", "access":
+	default:
+		return false
+	}
+	switch strings.ToLower(typ) {
+	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
+		return true
+	}
+	return false
 }
 
 // ask returns the verdict and how long it may be remembered (0: not at
@@ -126,6 +246,9 @@ func (in *introspector) ask(ctx context.Context, tok, resource string) (*Identit
 	if !r.Active {
 		return nil, inactiveTTL, ErrInactive
 	}
+	if !accessTokenUse(r.TokenUse, r.TokenType) {
+		return nil, inactiveTTL, fmt.Errorf("%w: token_use %q, token_type %q", ErrNotAccessToken, r.TokenUse, r.TokenType)
+	}
 	iss := r.Issuer
 	if iss != "" && s.issuers[iss] == nil {
 		return nil, inactiveTTL, ErrUnknownIssuer
@@ -144,16 +267,21 @@ func (in *introspector) ask(ctx context.Context, tok, resource string) (*Identit
 	if !audienceHolds(r.Audience, resource) {
 		return nil, inactiveTTL, ErrAudience
 	}
-	sub := r.Subject
-	if sub == "" && r.ClientID != "" {
-		sub = "client:" + r.ClientID // a client_credentials token acts for its client
+	id := &Identity{Issuer: iss, Subject: r.Subject, Scopes: strings.Fields(r.Scope)}
+	if id.Subject == "" && r.ClientID != "" {
+		// A client_credentials token acts for its client: a principal of
+		// its own kind, never the same as a user whose sub happens to
+		// read like it.
+		id.Subject, id.Client = r.ClientID, true
 	}
-	if sub == "" {
+	if id.Subject == "" {
 		return nil, inactiveTTL, fmt.Errorf("%w: sub", ErrClaims)
 	}
-	ttl := introspectionTTL
+	ttl := in.ttl
 	if r.Expiry != nil {
-		ttl = min(ttl, time.Until(r.Expiry.Time()))
+		exp := r.Expiry.Time()
+		id.expiry = &exp
+		ttl = min(ttl, time.Until(exp))
 	}
-	return &Identity{Issuer: iss, Subject: sub, Scopes: strings.Fields(r.Scope)}, ttl, nil
+	return id, ttl, nil
 }

@@ -30,15 +30,35 @@ const maxTokenSize = 16 << 10
 // Identity is whom a verified token was issued for.
 type Identity struct {
 	Issuer  string
-	Subject string
+	Subject string // the sub claim, or with Client the client_id
 	Scopes  []string
+	// Client: an introspected token without sub, issued to the client
+	// Subject itself (client credentials).
+	Client bool
+
+	expiry *time.Time // an introspected token's exp, if it has one
+}
+
+// Principal is the stable name of whom the token acts for, what serve
+// keys children, logs and metrics by: "<issuer> <subject>" for a subject
+// (a JWT's sub or an introspected one: the same user either way), and
+// "client:<issuer> <client_id>" for an introspected client-credentials
+// token. An issuer holds no space and starts with "http", so neither
+// kind can be made to read as the other: a JWT with sub "client:svc" is
+// not the client "svc".
+func (id *Identity) Principal() string {
+	if id.Client {
+		return "client:" + id.Issuer + " " + id.Subject
+	}
+	return id.Issuer + " " + id.Subject
 }
 
 // accessClaims are the claims checked beyond go-jose's registered ones.
 type accessClaims struct {
 	jwt.Claims
-	Scope json.RawMessage `json:"scope"`
-	Scp   json.RawMessage `json:"scp"`
+	Scope    json.RawMessage `json:"scope"`
+	Scp      json.RawMessage `json:"scp"`
+	TokenUse json.RawMessage `json:"token_use"` // Amazon Cognito: "access" or "id"
 }
 
 // looksLikeJWT: three base64url parts (a JWS in compact form). Anything
@@ -97,6 +117,12 @@ func (s *Server) checkClaims(c *accessClaims, iss, resource string) (*Identity, 
 	}
 	if c.Subject == "" {
 		return nil, fmt.Errorf("%w: sub", ErrClaims)
+	}
+	if len(c.TokenUse) > 0 {
+		var use string
+		if json.Unmarshal(c.TokenUse, &use) != nil || !accessTokenUse(use, "") {
+			return nil, fmt.Errorf("%w: token_use %s", ErrNotAccessToken, c.TokenUse)
+		}
 	}
 	err := c.ValidateWithLeeway(jwt.Expected{Issuer: iss, Time: time.Now()}, s.cfg.skew())
 	switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -168,8 +169,7 @@ func (e *Error) Unwrap() error   { return e.Err }
 func (e *Error) HTTPStatus() int { return e.Status }
 
 // Authenticate checks r's bearer token. On success it returns the
-// principal, "<issuer> <subject>" (an issuer URL holds no space, so the
-// pair is unambiguous). On failure it sets WWW-Authenticate on w and
+// principal (Identity.Principal). On failure it sets WWW-Authenticate on w and
 // returns an *Error whose status the caller answers with.
 //
 // authorization (Token Handling): "Invalid or expired tokens MUST receive
@@ -179,10 +179,10 @@ func (rs *Resource) Authenticate(w http.ResponseWriter, r *http.Request) (string
 	tok, _ := Bearer(r.Header.Get("Authorization"))
 	id, err := rs.Verify(r.Context(), tok)
 	if err == nil {
-		return id.Issuer + " " + id.Subject, nil
+		return id.Principal(), nil
 	}
 	var sentinel error = ErrMalformed
-	for _, s := range []error{ErrNoToken, ErrMalformed, ErrUnknownIssuer, ErrUnknownKey, ErrSignature, ErrAudience, ErrExpired, ErrClaims, ErrInactive, ErrInsufficientScope, ErrUnavailable} {
+	for _, s := range []error{ErrNoToken, ErrMalformed, ErrUnknownIssuer, ErrUnknownKey, ErrSignature, ErrAudience, ErrExpired, ErrClaims, ErrInactive, ErrNotAccessToken, ErrInsufficientScope, ErrUnavailable} {
 		if errors.Is(err, s) {
 			sentinel = s
 			break
@@ -200,7 +200,7 @@ func (rs *Resource) Authenticate(w http.ResponseWriter, r *http.Request) (string
 		w.Header().Set("WWW-Authenticate", rs.Challenge("insufficient_scope", "the token lacks a scope this server requires"))
 		return "", &Error{http.StatusForbidden, sentinel}
 	case ErrUnavailable:
-		w.Header().Set("Retry-After", "5")
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		return "", &Error{http.StatusServiceUnavailable, sentinel}
 	}
 	w.Header().Set("WWW-Authenticate", rs.Challenge("invalid_token", strings.TrimPrefix(sentinel.Error(), "rsauth: ")))

@@ -14,12 +14,14 @@
 package rsauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,12 +43,48 @@ var (
 	ErrExpired           = errors.New("rsauth: token expired or not yet valid")
 	ErrClaims            = errors.New("rsauth: token lacks a required claim")
 	ErrInactive          = errors.New("rsauth: token is not active")
+	ErrNotAccessToken    = errors.New("rsauth: not an access token")
 	ErrInsufficientScope = errors.New("rsauth: token lacks a required scope")
 	// ErrUnavailable: the issuer or the introspection endpoint could not
 	// be reached or answered nonsense; the token was neither accepted nor
 	// found invalid (503).
 	ErrUnavailable = errors.New("rsauth: authorization server unavailable")
 )
+
+// unavailable is ErrUnavailable with the time after which asking again
+// may succeed (the 503's Retry-After).
+type unavailable struct {
+	after time.Duration
+	err   error // the cause, or nil
+}
+
+func unavailableFor(after time.Duration, err error) error {
+	return &unavailable{after: after, err: err}
+}
+
+func (u *unavailable) Error() string {
+	if u.err == nil {
+		return ErrUnavailable.Error()
+	}
+	return ErrUnavailable.Error() + ": " + u.err.Error()
+}
+
+func (u *unavailable) Unwrap() []error {
+	if u.err == nil {
+		return []error{ErrUnavailable}
+	}
+	return []error{ErrUnavailable, u.err}
+}
+
+// retryAfter is the Retry-After of a 503 for err, in whole seconds (at
+// least 1; 5 when err says nothing).
+func retryAfter(err error) int {
+	var u *unavailable
+	if !errors.As(err, &u) || u.after <= 0 {
+		return 5
+	}
+	return max(1, int((u.after+time.Second-1)/time.Second))
+}
 
 // Config configures a Server.
 type Config struct {
@@ -66,15 +104,25 @@ type Config struct {
 	// Skew is the clock leeway for exp, nbf and iat. If zero, 60s.
 	Skew time.Duration
 
-	// KeyRefetchInterval is the least time between two fetches of one
-	// issuer's key set prompted by tokens naming an unknown key, so that a
-	// flood of tokens with made-up key ids cannot hammer the issuer. If
-	// zero, 30s; negative: no wait (tests).
+	// KeyRefetchInterval is how long a key id that a fetched key set
+	// lacked is refused (401) without fetching again: each distinct
+	// unknown kid prompts at most one fetch per interval, and fetches of
+	// one issuer are at least a second apart whatever the tokens claim
+	// (keyFetchGap). If zero, 30s; negative: no wait (tests).
 	KeyRefetchInterval time.Duration
 
 	// KeyTTL is how long a fetched key set is used before it is fetched
-	// again. If zero, 1h.
-	KeyTTL time.Duration
+	// again (--oauth-key-ttl); a shorter Cache-Control max-age on the key
+	// set's response wins (but is taken as at least minKeyMaxAge). If
+	// zero, 1h. IssuerKeyTTL overrides it per issuer.
+	KeyTTL       time.Duration
+	IssuerKeyTTL map[string]time.Duration
+
+	// KeyMaxStale bounds how long past its lifetime a key set is still
+	// used while it cannot be fetched again (the issuer is down or hangs):
+	// within it tokens signed by a cached key keep working and a refresh
+	// runs in the background; past it they get 503. If zero, 24h.
+	KeyMaxStale time.Duration
 
 	// HTTPClient fetches metadata, keys and introspection results. If nil,
 	// a client with a 10s timeout. Every body read is bounded regardless,
@@ -102,11 +150,21 @@ func (c *Config) refetchInterval() time.Duration {
 	return c.KeyRefetchInterval
 }
 
-func (c *Config) keyTTL() time.Duration {
+func (c *Config) keyTTL(issuer string) time.Duration {
+	if ttl := c.IssuerKeyTTL[issuer]; ttl > 0 {
+		return ttl
+	}
 	if c.KeyTTL <= 0 {
 		return time.Hour
 	}
 	return c.KeyTTL
+}
+
+func (c *Config) keyMaxStale() time.Duration {
+	if c.KeyMaxStale <= 0 {
+		return 24 * time.Hour
+	}
+	return c.KeyMaxStale
 }
 
 // A Server verifies tokens for any number of Resources.
@@ -116,6 +174,14 @@ type Server struct {
 	client  *http.Client
 	issuers map[string]*issuer
 	intro   *introspector // nil without IntrospectionURL
+
+	// Key sets are refreshed in the background (issuer.refresh): ctx
+	// ends those fetches and wg joins them, both in Close.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex // guards closed against wg.Add
+	closed bool
 }
 
 // New checks cfg and returns a Server. It fetches nothing yet: the
@@ -140,6 +206,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.issuers[iss] = newIssuer(s, iss)
 	}
+	for iss, ttl := range cfg.IssuerKeyTTL {
+		if s.issuers[iss] == nil {
+			return nil, fmt.Errorf("rsauth: a key lifetime for %q, which is not a trusted issuer", iss)
+		}
+		if ttl < 0 {
+			return nil, fmt.Errorf("rsauth: negative key lifetime for %q", iss)
+		}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.IntrospectionURL != "" {
 		if err := checkURL("introspection URL", cfg.IntrospectionURL); err != nil {
 			return nil, err
@@ -149,12 +224,39 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Close stops the background key fetches and waits for them to end. A
+// Server verifies nothing after Close.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// background runs f on a goroutine Close joins; false once closed.
+func (s *Server) background(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
+
 // checkURL accepts https URLs, and http ones only on loopback (a local
 // test authorization server): keys and token verdicts fetched over plain
 // HTTP from elsewhere could be forged by anyone on the path.
 func checkURL(what, raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" {
+	// No white space either: a principal is "<issuer> <subject>", and an
+	// issuer with a space would make two of them look alike.
+	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" || strings.ContainsAny(raw, " \t\r\n") {
 		return fmt.Errorf("rsauth: %s %q: want an absolute https URL without query or fragment", what, raw)
 	}
 	switch u.Scheme {

@@ -10,7 +10,8 @@ import (
 // interface so that serve does not depend on a JOSE library.
 type Authenticator interface {
 	// Authenticate returns the principal r acts for (a stable identity:
-	// rsauth gives "<issuer> <subject>"). On failure it has set the
+	// rsauth gives "<issuer> <subject>", or "client:<issuer> <client_id>" for an
+	// introspected client-credentials token). On failure it has set the
 	// challenge headers on w, and the error says why without quoting the
 	// token; its HTTPStatus() int method, if it has one, gives the status
 	// (else 401). The Handler writes the body.

@@ -18,6 +18,40 @@ type Config struct {
 	// disabled server's route answers 404).
 	Servers map[string]*Server
 	Bridge  Bridge
+
+	// OAuthIssuers are "mcpBridge.oauthIssuers": settings per trusted
+	// authorization server (by issuer URL, which --oauth-issuer must
+	// name). Read at start; a reload does not change them.
+	OAuthIssuers map[string]IssuerOptions
+}
+
+// IssuerOptions are one "mcpBridge.oauthIssuers.<issuer>" entry.
+type IssuerOptions struct {
+	// KeyTTL is how long the issuer's signing keys are used before they
+	// are fetched again (--oauth-key-ttl for this issuer); a shorter
+	// Cache-Control max-age of its key set still wins. 0: the flag's.
+	KeyTTL KeyTTL `json:"keyTTL"`
+}
+
+// A KeyTTL is a duration written as Go writes one ("15m", "1h"), from a
+// second to MaxKeyTTL.
+type KeyTTL time.Duration
+
+// MaxKeyTTL bounds a key lifetime: keys an issuer has withdrawn stop
+// working within it.
+const MaxKeyTTL = 7 * 24 * time.Hour
+
+func (d *KeyTTL) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("keyTTL must be a string such as \"15m\" or \"1h\", not %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < time.Second || v > MaxKeyTTL {
+		return fmt.Errorf("keyTTL %q: want a duration from 1s to %v, such as \"15m\"", s, MaxKeyTTL)
+	}
+	*d = KeyTTL(v)
+	return nil
 }
 
 // Bridge is the "mcpBridge" section's global part. Zero values mean "not

@@ -289,7 +289,8 @@ func expandMap(m map[string]string, field string, x func(string, string) (string
 // bridgeSection is "mcpBridge": unknown keys are errors.
 type bridgeSection struct {
 	Bridge
-	Servers json.RawMessage `json:"servers"`
+	Servers      json.RawMessage `json:"servers"`
+	OAuthIssuers json.RawMessage `json:"oauthIssuers"`
 }
 
 func (p *parser) bridge(e *entry, cfg *Config) error {
@@ -305,6 +306,9 @@ func (p *parser) bridge(e *entry, cfg *Config) error {
 		if v < 0 {
 			return p.errorf(e.off, "mcpBridge.%s must not be negative", what)
 		}
+	}
+	if err := p.issuers(e, b.OAuthIssuers, cfg); err != nil {
+		return err
 	}
 	if len(b.Servers) == 0 {
 		return nil
@@ -326,6 +330,32 @@ func (p *parser) bridge(e *entry, cfg *Config) error {
 		if err := p.checkOptions(se.off, what, &s.Options); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// issuers parses "mcpBridge.oauthIssuers": an object of issuer URLs,
+// each with its IssuerOptions (unknown keys are errors).
+func (p *parser) issuers(e *entry, raw json.RawMessage, cfg *Config) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	base := e.off + int64(bytes.Index(e.val, raw))
+	entries, err := p.object(raw, base, "mcpBridge.oauthIssuers")
+	if err != nil {
+		return err
+	}
+	cfg.OAuthIssuers = map[string]IssuerOptions{}
+	for _, ie := range entries {
+		what := "mcpBridge.oauthIssuers." + ie.key
+		if !strings.HasPrefix(ie.key, "https://") && !strings.HasPrefix(ie.key, "http://") {
+			return p.errorf(ie.off, "%s: the key is an issuer URL, as given to --oauth-issuer", what)
+		}
+		var o IssuerOptions
+		if err := p.strictDecode(ie.val, ie.off, what, &o); err != nil {
+			return err
+		}
+		cfg.OAuthIssuers[ie.key] = o
 	}
 	return nil
 }

@@ -93,6 +93,10 @@ func TestParseErrors(t *testing.T) {
 		{"join timeout unit", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "5"}}`, `joinTimeout "5"`},
 		{"join timeout negative", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "-1s"}}`, `want a positive duration`},
 		{"join timeout huge", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "2h"}}`, `up to 10m0s`},
+		{"key ttl zero", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example": {"keyTTL": "0s"}}}}`, `keyTTL "0s": want a duration from 1s`},
+		{"key ttl number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example": {"keyTTL": 60}}}}`, `keyTTL must be a string`},
+		{"issuer option unknown", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example": {"keyTtl": "1m"}}}}`, `unknown field "keyTtl"`},
+		{"issuer not a URL", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"as.example": {"keyTTL": "1m"}}}}`, `the key is an issuer URL`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file), env())
@@ -109,6 +113,24 @@ func TestParseErrorHidesValues(t *testing.T) {
 	_, err := Parse([]byte(`{"mcpServers": {"gh": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer tok-123 ${NOPE}"}}}}`), env())
 	if err == nil || strings.Contains(err.Error(), "tok-123") || !strings.Contains(err.Error(), "NOPE") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// mcpBridge.oauthIssuers sets a key lifetime per issuer; it restarts no
+// server.
+func TestParseOAuthIssuers(t *testing.T) {
+	const file = `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example/realm": {"keyTTL": "15m"}, "https://b.example": {}}}}`
+	cfg, err := Parse([]byte(file), env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]IssuerOptions{"https://as.example/realm": {KeyTTL: KeyTTL(15 * time.Minute)}, "https://b.example": {}}
+	if !reflect.DeepEqual(cfg.OAuthIssuers, want) {
+		t.Errorf("OAuthIssuers = %v", cfg.OAuthIssuers)
+	}
+	base, _ := Parse([]byte(`{"mcpServers": {"a": {"command": "x"}}}`), env())
+	if c := Diff(base, cfg); len(c.Unchanged) != 1 {
+		t.Errorf("Diff = %+v", c)
 	}
 }
 

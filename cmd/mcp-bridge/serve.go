@@ -133,6 +133,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cmd.Args[0] = child[0]
 		return cmd
 	}
+	defer f.auth.close()
 	if err := f.auth.apply(&cfg, client(tr, rsauthTimeout), log); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
 
 // serveAuthFlags are serve's inbound authentication beyond --auth-token:
@@ -23,7 +24,10 @@ type serveAuthFlags struct {
 	issuers, scopes  []string
 	publicURL        string
 	introspectionURL string
+	keyTTL           time.Duration
 	maxPrincipals    int
+
+	rs *rsauth.Server // built by server; close ends its key fetches
 }
 
 // The introspection endpoint's client credentials come from the
@@ -39,6 +43,7 @@ func (a *serveAuthFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.publicURL, "public-url", "", "the endpoint's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): tokens must name it in aud")
 	fs.StringArrayVar(&a.scopes, "oauth-scope", nil, "`scope` every OAuth token must grant (repeatable; 403 insufficient_scope otherwise)")
 	fs.StringVar(&a.introspectionURL, "oauth-introspection-url", "", "RFC 7662 introspection `URL` for opaque (non-JWT) tokens; its client id and secret from "+envIntrospectionID+" / "+envIntrospectionSecret)
+	fs.DurationVar(&a.keyTTL, "oauth-key-ttl", time.Hour, "how long an issuer's signing keys are used before they are fetched again (a shorter Cache-Control max-age of the key set wins); cached keys keep answering while a refresh runs")
 	fs.IntVar(&a.maxPrincipals, "max-principals", 100, "with --child-per principal, most principals with a child of their own (503 for a new one above it)")
 }
 
@@ -53,8 +58,9 @@ const rsauthTimeout = 10 * time.Second
 // server checks the flags, fills cfg's NamedTokens and MaxPrincipals,
 // and returns the OAuth resource server, or nil without --oauth-issuer;
 // it fetches with hc (nil: rsauth's default client). what names
-// --public-url's meaning in the error when it is missing.
-func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.Logger, what string) (*rsauth.Server, error) {
+// --public-url's meaning in the error when it is missing; issuers are
+// the config file's per-issuer settings (nil without --config).
+func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.Logger, what string, issuers map[string]teamconfig.IssuerOptions) (*rsauth.Server, error) {
 	cfg.MaxPrincipals = a.maxPrincipals
 	if a.tokenFile != "" {
 		tokens, err := readTokenFile(a.tokenFile, log)
@@ -63,32 +69,56 @@ func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.
 		}
 		cfg.NamedTokens = tokens
 	}
+	if a.keyTTL <= 0 {
+		return nil, usagef("--oauth-key-ttl must be positive")
+	}
 	if len(a.issuers) == 0 {
 		if a.publicURL != "" || len(a.scopes) > 0 || a.introspectionURL != "" {
 			return nil, usagef("--public-url, --oauth-scope and --oauth-introspection-url need --oauth-issuer")
+		}
+		if len(issuers) > 0 {
+			return nil, usagef("the config file's mcpBridge.oauthIssuers needs --oauth-issuer")
 		}
 		return nil, nil
 	}
 	if a.publicURL == "" {
 		return nil, usagef("--oauth-issuer needs --public-url: %s", what)
 	}
+	var perIssuer map[string]time.Duration
+	for iss, o := range issuers {
+		if perIssuer == nil {
+			perIssuer = map[string]time.Duration{}
+		}
+		perIssuer[iss] = time.Duration(o.KeyTTL)
+	}
 	s, err := rsauth.New(rsauth.Config{
 		Issuers:               a.issuers,
 		IntrospectionURL:      a.introspectionURL,
 		IntrospectionClientID: os.Getenv(envIntrospectionID),
 		IntrospectionSecret:   os.Getenv(envIntrospectionSecret),
+		KeyTTL:                a.keyTTL,
+		IssuerKeyTTL:          perIssuer,
 		HTTPClient:            hc,
 		Logger:                log.With().Str("src", "rsauth").Logger(),
 	})
 	if err != nil {
 		return nil, usageError{err}
 	}
+	a.rs = s
 	return s, nil
+}
+
+// close stops the resource server's background key fetches, if there is
+// one.
+func (a *serveAuthFlags) close() {
+	if a.rs != nil {
+		a.rs.Close()
+	}
 }
 
 // apply checks the flags and fills cfg's NamedTokens and Auth.
 func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.Logger) error {
-	s, err := a.server(cfg, hc, log, "the URL clients reach this endpoint at, which tokens must name as their audience")
+	s, err := a.server(cfg, hc, log, "the URL clients reach this endpoint at, which tokens must name as their audience", nil)
 	if s == nil || err != nil {
 		return err
 	}
@@ -110,9 +140,10 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.L
 // OAuth resource server per endpoint. --public-url is then the bridge's
 // base URL (https://mcp.example.com): each endpoint's resource is that
 // base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
-// mcpBridge.servers.<name>.scopes add to --oauth-scope.
-func (a *serveAuthFlags) forGateway(cfg *serve.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
-	s, err := a.server(cfg, hc, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it")
+// mcpBridge.servers.<name>.scopes add to --oauth-scope. The file's
+// mcpBridge.oauthIssuers set key lifetimes per issuer.
+func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
+	s, err := a.server(cfg, hc, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it", file.OAuthIssuers)
 	if s == nil || err != nil {
 		return nil, err
 	}

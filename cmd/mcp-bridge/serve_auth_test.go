@@ -26,14 +26,31 @@ func TestServeAuthUsage(t *testing.T) {
 		{[]string{"--public-url", "https://x.example/mcp"}, "need --oauth-issuer"},
 		{[]string{"--oauth-issuer", "http://auth.example.com", "--public-url", "https://x.example/mcp"}, "must be https"},
 		{[]string{"--oauth-issuer", "https://auth.example.com", "--public-url", "x.example/mcp"}, "absolute"},
+		{[]string{"--oauth-issuer", "https://auth.example.com", "--public-url", "https://x.example/mcp", "--oauth-key-ttl", "0s"}, "--oauth-key-ttl must be positive"},
 	} {
 		code, _, stderr := runCLI(append(append([]string{"serve"}, c.args...), "--", bin["memos"])...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: code %d, stderr %q; want usage error %q", c.args, code, stderr, c.want)
 		}
 	}
-	// A token file is enough to listen off loopback.
+	// mcpBridge.oauthIssuers names issuers --oauth-issuer trusts.
 	dir := t.TempDir()
+	file := filepath.Join(dir, "team.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"m": {"command": "`+filepath.ToSlash(bin["memos"])+`"}},
+		"mcpBridge": {"oauthIssuers": {"https://other.example.com": {"keyTTL": "5m"}}}}`), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--oauth-issuer", "https://auth.example.com", "--public-url", "https://x.example"}, `a key lifetime for "https://other.example.com", which is not a trusted issuer`},
+		{nil, "mcpBridge.oauthIssuers needs --oauth-issuer"},
+	} {
+		code, _, stderr := runCLI(append([]string{"serve", "--config", file}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("--config %v: code %d, stderr %q; want usage error %q", c.args, code, stderr, c.want)
+		}
+	}
+	// A token file is enough to listen off loopback.
 	code, _, stderr := runCLI("serve", "--listen", "0.0.0.0:0", "--auth-token-file", filepath.Join(dir, "missing"), "--", bin["memos"])
 	if code == exitUsage || !strings.Contains(stderr, "token file") {
 		t.Errorf("--listen 0.0.0.0 with a token file: code %d, %s", code, stderr)
@@ -139,5 +156,51 @@ func TestServeOAuthCAFile(t *testing.T) {
 		}
 		p.cmd.Process.Kill()
 		p.wait(t, 20*time.Second)
+	}
+}
+
+// serve --oauth-key-ttl 2s with an issuer whose key set endpoint hangs
+// after the first fetch: through the whole binary and its handler, every
+// request with a token of the cached key is answered within 1 s, also
+// after the keys' lifetime has passed (the stale set answers while a
+// refresh is tried in the background).
+func TestServeOAuthKeyTTLHungIssuer(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	defer as.HangJWKS(false)
+	addr := freePort(t)
+	public := "http://" + addr + "/mcp"
+	p := startBridgeProc(t, "serve", "--listen", addr, "--oauth-issuer", as.Issuer, "--public-url", public,
+		"--oauth-key-ttl", "2s", "--", bin["memos"])
+	defer func() {
+		p.cmd.Process.Kill()
+		p.wait(t, 20*time.Second)
+	}()
+	waitReady(t, addr)
+	hdr := map[string]string{"Authorization": "Bearer " + as.Token(rsauthtest.Claims{Audience: []string{public}})}
+	for k, v := range modernHdr {
+		hdr[k] = v
+	}
+	if code, body := status(public, modernList, hdr); code != 200 {
+		t.Fatalf("first request: %d %s", code, body)
+	}
+	as.HangJWKS(true)
+	fetched := as.JWKSFetches.Load()
+	var worst time.Duration
+	n := 0
+	tick := time.NewTicker(100 * time.Millisecond) // load generation, not synchronization
+	defer tick.Stop()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); <-tick.C {
+		start := time.Now()
+		code, body := status(public, modernList, hdr)
+		took := time.Since(start)
+		worst, n = max(worst, took), n+1
+		if code != 200 || took > time.Second {
+			t.Errorf("request %d: %d after %v: %s", n, code, took, body)
+		}
+	}
+	t.Logf("%d requests over 5 s, key set endpoint hung, --oauth-key-ttl 2s: slowest %v", n, worst)
+	if as.JWKSFetches.Load() == fetched {
+		t.Error("no refresh was tried after the keys' lifetime")
 	}
 }

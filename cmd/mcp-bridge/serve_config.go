@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -59,7 +60,8 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if err != nil {
 		return err
 	}
-	authFor, err := f.auth.forGateway(&base, client(tr, rsauthTimeout), log)
+	defer f.auth.close()
+	authFor, err := f.auth.forGateway(&base, file, client(tr, rsauthTimeout), log)
 	if err != nil {
 		return err
 	}
@@ -149,6 +151,9 @@ func reloadConfig(g *gateway.Gateway, name string, load func() (*teamconfig.Conf
 	}
 	if next.Bridge.Listen != cur.Bridge.Listen {
 		log.Warn().Msg("SIGHUP: mcpBridge.listen changed; the listener changes only with a restart")
+	}
+	if !reflect.DeepEqual(next.OAuthIssuers, cur.OAuthIssuers) {
+		log.Warn().Msg("SIGHUP: mcpBridge.oauthIssuers changed; key lifetimes change only with a restart")
 	}
 	log.Info().Str("added", strings.Join(ch.Added, ",")).Str("removed", strings.Join(ch.Removed, ",")).
 		Str("changed", strings.Join(ch.Changed, ",")).Msg("SIGHUP: configuration reloaded")

@@ -5,6 +5,7 @@
 package rsauthtest
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,7 @@ type Server struct {
 	// JWKSFetches and Introspections count requests to those endpoints.
 	JWKSFetches    atomic.Int64
 	Introspections atomic.Int64
+	jwksAnswers    atomic.Int64
 
 	mu      sync.Mutex
 	key     crypto.Signer // *ecdsa.PrivateKey (ES256) or *rsa.PrivateKey (RS256)
@@ -39,6 +42,15 @@ type Server struct {
 	opaque  map[string]map[string]any // opaque token -> introspection answer
 	basicID string
 	basicPw string
+
+	decoys       []jose.JSONWebKey // published before the signing key
+	cacheControl string            // the key set's Cache-Control, if any
+	hang         chan struct{}     // non-nil: JWKS requests wait for it to close
+	fetched      chan struct{}     // closed (and replaced) after each JWKS answer
+	introDelay   time.Duration     // each introspection answer waits this long
+	introHang    chan struct{}     // non-nil: introspection waits for it to close
+	asked        map[string]int    // introspections per token
+	introArrived chan struct{}     // closed (and replaced) when an introspection request arrives
 }
 
 // New starts a server on 127.0.0.1 whose issuer is its URL (plus path,
@@ -50,7 +62,7 @@ func New(path string) *Server { return start(path, false) }
 func NewTLS(path string) *Server { return start(path, true) }
 
 func start(path string, tls bool) *Server {
-	s := &Server{opaque: map[string]map[string]any{}}
+	s := &Server{opaque: map[string]map[string]any{}, fetched: make(chan struct{}), asked: map[string]int{}, introArrived: make(chan struct{})}
 	s.Rotate()
 	mux := http.NewServeMux()
 	s.Server = httptest.NewUnstartedServer(mux)
@@ -72,9 +84,28 @@ func start(path string, tls bool) *Server {
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		s.JWKSFetches.Add(1)
 		s.mu.Lock()
-		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: s.key.Public(), KeyID: s.kid, Algorithm: string(s.alg), Use: "sig"}}}
+		hang := s.hang
+		s.mu.Unlock()
+		if hang != nil {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		s.mu.Lock()
+		set := jose.JSONWebKeySet{Keys: append(append([]jose.JSONWebKey(nil), s.decoys...),
+			jose.JSONWebKey{Key: s.key.Public(), KeyID: s.kid, Algorithm: string(s.alg), Use: "sig"})}
+		if s.cacheControl != "" {
+			w.Header().Set("Cache-Control", s.cacheControl)
+		}
 		s.mu.Unlock()
 		writeJSON(w, set)
+		s.jwksAnswers.Add(1)
+		s.mu.Lock()
+		close(s.fetched)
+		s.fetched = make(chan struct{})
+		s.mu.Unlock()
 	})
 	mux.HandleFunc("/introspect", func(w http.ResponseWriter, r *http.Request) {
 		s.Introspections.Add(1)
@@ -89,9 +120,30 @@ func start(path string, tls bool) *Server {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		tok := r.PostFormValue("token")
 		s.mu.Lock()
-		ans, ok := s.opaque[r.PostFormValue("token")]
+		ans, ok := s.opaque[tok]
+		s.asked[tok]++
+		delay, hang := s.introDelay, s.introHang
+		close(s.introArrived)
+		s.introArrived = make(chan struct{})
 		s.mu.Unlock()
+		if hang != nil {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if delay > 0 {
+			t := time.NewTimer(delay) // an authorization server's own latency
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
 		if !ok {
 			ans = map[string]any{"active": false}
 		}
@@ -145,6 +197,107 @@ func (s *Server) Opaque(answer map[string]any) string {
 	return tok
 }
 
+// HangJWKS makes the key set endpoint hang (each request waits until
+// HangJWKS(false) or its client gives up) or answer again.
+func (s *Server) HangJWKS(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case on && s.hang == nil:
+		s.hang = make(chan struct{})
+	case !on && s.hang != nil:
+		close(s.hang)
+		s.hang = nil
+	}
+}
+
+// HangIntrospection is HangJWKS for the introspection endpoint.
+func (s *Server) HangIntrospection(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case on && s.introHang == nil:
+		s.introHang = make(chan struct{})
+	case !on && s.introHang != nil:
+		close(s.introHang)
+		s.introHang = nil
+	}
+}
+
+// IntrospectionDelay makes every introspection answer take d.
+func (s *Server) IntrospectionDelay(d time.Duration) {
+	s.mu.Lock()
+	s.introDelay = d
+	s.mu.Unlock()
+}
+
+// Introspected reports how often tok was introspected.
+func (s *Server) Introspected(tok string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked[tok]
+}
+
+// JWKSCacheControl sets the Cache-Control of the key set's responses
+// ("": none).
+func (s *Server) JWKSCacheControl(v string) {
+	s.mu.Lock()
+	s.cacheControl = v
+	s.mu.Unlock()
+}
+
+// Decoys publishes n more P-256 keys (kids "decoy-0" ...) before the
+// signing key in the key set.
+func (s *Server) Decoys(n int) {
+	var keys []jose.JSONWebKey
+	for i := range n {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			panic(err)
+		}
+		keys = append(keys, jose.JSONWebKey{Key: k.Public(), KeyID: "decoy-" + strconv.Itoa(i), Algorithm: string(jose.ES256), Use: "sig"})
+	}
+	s.mu.Lock()
+	s.decoys = keys
+	s.mu.Unlock()
+}
+
+// AwaitJWKSAnswers waits until the key set endpoint has answered n
+// requests in all (failed and hung ones not counted), or ctx ends.
+func (s *Server) AwaitJWKSAnswers(ctx context.Context, n int64) error {
+	for {
+		s.mu.Lock()
+		ch := s.fetched
+		s.mu.Unlock()
+		if s.jwksAnswers.Load() >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// AwaitIntrospections waits until n introspection requests have arrived
+// in all (answered or not), or ctx ends.
+func (s *Server) AwaitIntrospections(ctx context.Context, n int64) error {
+	for {
+		s.mu.Lock()
+		ch := s.introArrived
+		s.mu.Unlock()
+		if s.Introspections.Load() >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Claims describes a token to mint; zero fields get sensible values.
 type Claims struct {
 	Issuer   string // default: the server's issuer
@@ -155,6 +308,7 @@ type Claims struct {
 	Expiry   time.Time      // default: in an hour
 	NotBef   time.Time
 	KeyID    string // default: the current key's
+	NoKeyID  bool   // a header without kid
 	NoExpiry bool
 }
 
@@ -166,8 +320,11 @@ func (s *Server) Token(c Claims) string {
 	if c.KeyID != "" {
 		kid = c.KeyID
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key},
-		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	if !c.NoKeyID {
+		opts = opts.WithHeader("kid", kid)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
 		panic(err)
 	}
