@@ -470,6 +470,10 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 		return
 	}
 	responses := translate.InputResponses(m)
+	// The round ends and the next begins under one hold of c.mu: once the
+	// lock is let go with no round open, a server request arriving at any
+	// moment may open one itself (ask), answering p. A second round opened
+	// here after that would answer p twice and end a round twice.
 	c.mu.Lock()
 	if c.state != token || c.dead != nil || c.done {
 		c.mu.Unlock()
@@ -479,8 +483,10 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	asked := c.asked
 	c.state, c.asked = "", nil
 	c.timer.Stop()
+	close(c.resumed)
 	c.host = p
 	b.setWireID(p, c.wid)
+	b.setOnCancel(p, c.cancelledByHost)
 	p.answered = make(chan struct{})
 	// The retry declares capabilities, log level and progress token
 	// afresh.
@@ -489,37 +495,29 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 	if m.ProgressToken.Present() {
 		c.hostToken = clone(m.Bytes(m.ProgressToken))
 	}
-	c.mu.Unlock()
-	b.setOnCancel(p, c.cancelledByHost)
-
-	var again []serverReq
+	var answered, again []serverReq
+	var answers [][]byte
 	for _, k := range slices.Sorted(maps.Keys(asked)) {
 		if r, ok := responses[k]; ok && len(r) > 0 {
-			if asked[k].method == "roots/list" {
-				h.rootsMu.Lock()
-				h.roots = clone(r)
-				h.rootsMu.Unlock()
-			}
-			h.answerRemote(asked[k], r, 0, "")
+			answered, answers = append(answered, asked[k]), append(answers, r)
 		} else {
 			// mrtr §Error Handling: missing input is asked for again.
 			again = append(again, asked[k])
 		}
 	}
-	c.mu.Lock()
-	pending := append(again, c.queue...)
-	c.queue = nil
-	close(c.resumed)
-	switch {
-	case c.done || c.dead != nil:
-		// The call ended meanwhile; end() answered p.
-	case len(pending) > 0:
-		c.suspendLocked(pending)
-		pending = nil
+	if next := append(again, c.queue...); len(next) > 0 {
+		c.queue = nil
+		c.suspendLocked(next)
 	}
 	c.mu.Unlock()
-	for _, sr := range pending {
-		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
+
+	for i, sr := range answered {
+		if sr.method == "roots/list" {
+			h.rootsMu.Lock()
+			h.roots = clone(answers[i])
+			h.rootsMu.Unlock()
+		}
+		h.answerRemote(sr, answers[i], 0, "")
 	}
 	select {
 	case <-p.answered:
