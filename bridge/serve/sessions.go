@@ -221,7 +221,8 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 
 func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	if _, ok := t.h.shared.translating(r.Context()); !ok {
-		return // the client left while the child's eras were probed
+		notReady(w, r, m.IDBytes(), t.h.shared)
+		return
 	}
 	if t.count() >= t.h.cfg.maxSessions() {
 		w.Header().Set("Retry-After", "5")
@@ -252,8 +253,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			return
 		}
 		if s.sc.connection(r.Context()) == nil {
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+s.sc.notReady(), nil)
+			notReady(w, r, m.IDBytes(), s.sc)
 			return
 		}
 		t.initializeTranslated(w, m, s)
