@@ -93,6 +93,8 @@ func TestParseErrors(t *testing.T) {
 		{"join timeout unit", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "5"}}`, `joinTimeout "5"`},
 		{"join timeout negative", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "-1s"}}`, `want a positive duration`},
 		{"join timeout huge", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "2h"}}`, `up to 10m0s`},
+		{"start timeout number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": 90}}}}`, `childStartTimeout must be a string such as "90s"`},
+		{"start timeout zero", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": "0s"}}}}`, `want a positive duration up to 1h0m0s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file), env())
@@ -171,5 +173,16 @@ func TestDiff(t *testing.T) {
 	join := parse(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"aggregate": true, "joinTimeout": "1s"}}`)
 	if c := Diff(base, join); len(c.Changed) != 0 {
 		t.Errorf("joinTimeout: %+v", c)
+	}
+}
+
+// A server's childStartTimeout is its own start timeout.
+func TestParseChildStartTimeout(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": "2m"}}}}`), env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Duration(cfg.Servers["a"].Options.ChildStartTimeout); got != 2*time.Minute {
+		t.Fatalf("childStartTimeout = %v", got)
 	}
 }
