@@ -239,6 +239,15 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		replay:     newReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
 	}
+	// A session that never makes it into the table (the child cannot
+	// start, is not ready, too many principals) must not leave its replay
+	// log in the shared budget: 50 failed initializes were 50 logs kept
+	// for good. One that did is ended by end, which closes it.
+	defer func() {
+		if t.lookup(s.id) == nil {
+			s.replay.close()
+		}
+	}()
 	context.AfterFunc(r.Context(), s.detach)
 	lc := t.h.log.With().Str("session", s.id[len(s.id)-32:][:8])
 	if s.owner != (Principal{}) {
