@@ -6,7 +6,6 @@ import (
 	"testing"
 )
 
-
 // A 2025 initialize that fails (here: the session's child cannot start)
 // leaves no replay log in the shared budget; 50 of them used to leave 50.
 func TestFailedInitializeReleasesReplayLog(t *testing.T) {
