@@ -51,6 +51,16 @@ type Options struct {
 	// OnExit, if set, is called once when the process has exited (before
 	// Exited is closed), e.g. to keep a count of running children.
 	OnExit func()
+
+	// Throwaway marks a process the caller runs only to ask it something
+	// (an era probe): its exit is logged at debug level, since it is no
+	// child of the bridge's, unless Keep adopts it first.
+	Throwaway bool
+
+	// Watch, if set, is told of the child's exit and reports a crash loop
+	// (CrashWatch); while one is reported, the child's stderr is logged at
+	// debug level.
+	Watch *CrashWatch
 }
 
 // orphanGrace is how long the remnants of a process group get, after the
@@ -76,6 +86,10 @@ type Host struct {
 	err    error         // exit error; written before exited is closed
 
 	hung atomic.Bool // killed for a write timeout
+
+	throwaway atomic.Bool // Options.Throwaway until Keep
+	stopping  atomic.Bool // Close began: an exit from now on is ours
+	stderr0   tail        // the end of its stderr, for a crash-loop report
 
 	// cancel ends a StartFunc Host's run (inproc.go); nil for a process.
 	cancel context.CancelFunc
@@ -105,6 +119,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	h.throwaway.Store(opts.Throwaway)
 	var (
 		childIn, childOut, childErr *os.File
 		err                         error
@@ -160,10 +175,33 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	readers.Go(h.readStderr)
 	go func() {
 		h.wait(&readers)
+		h.opts.Watch.exited(time.Since(h.started), h.stopping.Load(), h.err, h.stderr0.String())
 		close(h.done)
 	}()
 	h.log.Debug().Strs("argv", cmd.Args).Msg("child started")
 	return h, nil
+}
+
+// Keep makes a Throwaway Host an ordinary child: its exit is logged as one.
+func (h *Host) Keep() { h.throwaway.Store(false) }
+
+// logExit logs the end of the process: at debug level for a throwaway one
+// or during a reported crash loop, at warn for an error, else at info.
+// Durations name their unit (uptime_ms).
+func (h *Host) logExit(err error, msg string) {
+	ev := h.log.Info()
+	switch {
+	case h.throwaway.Load():
+		ev, msg = h.log.Debug(), "probe process exited"
+	case h.opts.Watch.Quiet():
+		ev = h.log.Debug()
+	case err != nil && !(h.stopping.Load() && stoppedByUs(err)):
+		ev = h.log.Warn()
+	}
+	if err != nil {
+		ev = ev.Err(err)
+	}
+	ev.Int64("uptime_ms", time.Since(h.started).Milliseconds()).Msg(msg)
 }
 
 // Pid returns the child's process id (on Unix also its process group id).
@@ -258,7 +296,12 @@ func (h *Host) readStderr() {
 			}
 		}
 		if len(line) > 0 {
-			h.log.Info().Bytes("stderr", line).Msg("child")
+			h.stderr0.add(line)
+			ev := h.log.Info()
+			if h.opts.Watch.Quiet() {
+				ev = h.log.Debug() // a reported crash loop: said once already
+			}
+			ev.Bytes("stderr", line).Msg("child")
 		}
 		// A full buffer is no error: the rest of a long line comes as
 		// another record.
@@ -277,11 +320,7 @@ func (h *Host) wait(readers *sync.WaitGroup) {
 		h.opts.OnExit()
 	}
 	close(h.exited)
-	ev := h.log.Info()
-	if err != nil {
-		ev = h.log.Warn().Err(err)
-	}
-	ev.Dur("uptime", time.Since(h.started)).Msg("child exited")
+	h.logExit(err, "child exited")
 
 	// The leader is gone, but its descendants may live on and keep the
 	// stdout/stderr pipes open, which would hide the exit from the readers.
@@ -311,6 +350,7 @@ func (h *Host) Close() error {
 			h.closeFunc()
 			return
 		}
+		h.stopping.Store(true)
 		delay := orDefault(h.opts.TerminateDelay, 2*time.Second)
 		// 2026-07-28 stdio §Shutdown: "the client SHOULD initiate shutdown by
 		// closing the input stream to the child process", then SIGTERM, then

@@ -51,6 +51,7 @@ func StartFunc(run RunFunc, opts Options) (*Host, error) {
 		started: time.Now(),
 		log:     opts.Logger.With().Bool("in_process", true).Logger(),
 	}
+	h.throwaway.Store(opts.Throwaway)
 	if opts.WriteTimeout > 0 {
 		h.w = lineio.NewWriter(deadlineWriter{h.stdin, opts.WriteTimeout})
 	} else {
@@ -69,11 +70,11 @@ func StartFunc(run RunFunc, opts Options) (*Host, error) {
 			opts.OnExit()
 		}
 		close(h.exited)
-		ev := h.log.Info()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			ev = h.log.Warn().Err(err)
+		if errors.Is(err, context.Canceled) {
+			h.logExit(nil, "in-process server ended")
+		} else {
+			h.logExit(err, "in-process server ended")
 		}
-		ev.Dur("uptime", time.Since(h.started)).Msg("in-process server ended")
 		_ = h.stdin.Close()
 		readers.Wait()
 		cancel()
@@ -86,6 +87,7 @@ func StartFunc(run RunFunc, opts Options) (*Host, error) {
 // closeFunc is Close for a StartFunc Host: stdin closed, TerminateDelay,
 // then ctx cancelled; run is always joined.
 func (h *Host) closeFunc() {
+	h.stopping.Store(true)
 	delay := orDefault(h.opts.TerminateDelay, 2*time.Second)
 	_ = h.stdin.Close()
 	cancelled := false

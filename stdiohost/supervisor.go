@@ -30,6 +30,10 @@ type Supervisor struct {
 	StableAfter time.Duration
 
 	Logger zerolog.Logger
+
+	// Watch, if set, is the CrashWatch of the supervised command: while
+	// it reports a crash loop, restarts are logged at debug level only.
+	Watch *CrashWatch
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -68,7 +72,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			s.Logger.Error().Err(err).Msg("child failed to start")
 		}
 		wait := b.NextBackOff()
-		s.Logger.Warn().Dur("restart_in", wait).Msg("restarting child")
+		ev := s.Logger.Warn()
+		if s.Watch.Quiet() {
+			ev = s.Logger.Debug()
+		}
+		ev.Int64("restart_in_ms", wait.Milliseconds()).Msg("restarting child")
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
@@ -106,6 +107,9 @@ func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) se
 	}
 	if o.Tools != nil {
 		cfg.ToolFilter = o.Tools.Allowed
+	}
+	if o.ChildStartTimeout > 0 {
+		cfg.ChildStartTimeout = time.Duration(o.ChildStartTimeout)
 	}
 	return cfg
 }

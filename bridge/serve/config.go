@@ -110,17 +110,34 @@ type Config struct {
 	// most 1024 events). If zero, 4 MiB; negative disables resumability.
 	ReplayBuffer int
 
-	// MaxSessions caps concurrent legacy sessions (503 above it). If zero,
-	// 100.
+	// MaxSessions caps concurrent legacy sessions. At the cap, the least
+	// recently active session with no open stream and nothing pending is
+	// ended for a new one (its next request gets 404); only when every
+	// session is in use does a new one get 503. If zero, 100.
 	MaxSessions int
 
 	// TerminateDelay is the child's grace period after stdin is closed and
 	// again after SIGTERM (stdiohost.Options.TerminateDelay). If zero, 2s.
 	TerminateDelay time.Duration
 
-	// ProbeTimeout bounds the bridge's own server/discover probe of a new
-	// shared child. If zero, 10s.
-	ProbeTimeout time.Duration
+	// ChildStartTimeout bounds a child's start: the era probe, the
+	// bridge's own handshake with a shared child, and how long a request
+	// waits for a child still starting (then 503 with Retry-After). A child
+	// that has not answered by then is stopped and started again after a
+	// backoff. Servers started by npx, uvx or docker run take seconds on a
+	// first run. If zero, 60s.
+	ChildStartTimeout time.Duration
+
+	// ChildIdleTimeout stops the own child of a legacy session that has had
+	// no request and no open stream for this long, ending the session (its
+	// next request gets 404 and the client initializes again). If zero,
+	// 5 minutes; negative disables it.
+	ChildIdleTimeout time.Duration
+
+	// WarmChildren keeps this many children started ahead of time for new
+	// legacy sessions with a child of their own, so that a session's
+	// initialize does not wait for a slow child to boot. If zero, none.
+	WarmChildren int
 
 	// RestartBackoff is the first delay before restarting a crashed shared
 	// child. If zero, 250ms.
@@ -294,11 +311,18 @@ func (c *Config) maxSessions() int {
 	return 100
 }
 
-func (c *Config) probeTimeout() time.Duration {
-	if c.ProbeTimeout > 0 {
-		return c.ProbeTimeout
+func (c *Config) startTimeout() time.Duration {
+	if c.ChildStartTimeout > 0 {
+		return c.ChildStartTimeout
 	}
-	return 10 * time.Second
+	return 60 * time.Second
+}
+
+func (c *Config) childIdleTimeout() time.Duration {
+	if c.ChildIdleTimeout == 0 {
+		return 5 * time.Minute
+	}
+	return c.ChildIdleTimeout
 }
 
 func (c *Config) sessionMode() SessionMode {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // ErrNoCommand is returned by New when Config.Command and Config.Run are
@@ -43,6 +44,7 @@ type Handler struct {
 	accessLog bool             // cfg.AccessLog, and the logger writes info lines
 	stopWatch func()
 	children  atomic.Int64 // child processes running
+	crash     *stdiohost.CrashWatch
 
 	shared     *sharedChild
 	principals principalChildren // ChildPerPrincipal: the other children
@@ -100,6 +102,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h.log, h.warn)
+	h.crash = &stdiohost.CrashWatch{Logger: h.log}
 	h.replays = newReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	// At --log-level warn the access log's line would be dropped: the

@@ -29,6 +29,7 @@ type legacyShared struct {
 	readyCh    chan struct{} // closed after the first handshake (ok or not)
 	subs       map[string]map[*session]bool
 	cancel     context.CancelFunc
+	ctx        context.Context // the supervisor's: a start ends with it
 
 	asks legacyAsks
 }
@@ -49,8 +50,8 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			l.initParams = []byte("{}")
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		l.cancel = cancel
-		sup := &stdiohost.Supervisor{Start: l.launch, OnExit: l.exited, InitialBackoff: l.h.cfg.RestartBackoff, Logger: l.h.log}
+		l.ctx, l.cancel = ctx, cancel
+		sup := &stdiohost.Supervisor{Start: l.launch, OnExit: l.exited, InitialBackoff: l.h.cfg.RestartBackoff, Logger: l.h.log, Watch: l.h.crash}
 		if !l.h.spawn(func() { sup.Run(ctx) }) {
 			// Close began while this initialize was on its way in.
 			cancel()
@@ -61,7 +62,7 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		}
 	}
 	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(r.Context(), l.h.cfg.probeTimeout())
+	ctx, cancel := context.WithTimeout(r.Context(), l.h.cfg.startTimeout())
 	defer cancel()
 	select {
 	case <-l.readyCh:
@@ -73,11 +74,13 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	result, version, err := l.result, l.version, l.initErr
 	l.mu.Unlock()
 	if result == nil {
+		// It is tried again after a backoff (launch): come back then.
 		msg := "mcp-bridge: the shared MCP server failed to initialize"
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		writeError(w, http.StatusInternalServerError, m.IDBytes(), wire.CodeInternalError, msg, nil)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, msg, nil)
 		return
 	}
 	s.conn = l.conn
@@ -96,17 +99,24 @@ func (l *legacyShared) launch() (*stdiohost.Host, error) {
 		l.finishInit(nil, "", err)
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.h.cfg.probeTimeout())
-	defer cancel()
 	l.mu.Lock()
-	params := l.initParams
+	params, run := l.initParams, l.ctx
 	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(run, l.h.cfg.startTimeout())
+	defer cancel()
 	resp, err := l.conn.request(ctx, "initialize", params)
+	if err == nil && resp.Error.Present() {
+		err = errors.New(string(resp.Bytes(resp.Error)))
+	}
 	switch {
 	case err != nil:
 		l.finishInit(nil, "", err)
-	case resp.Error.Present():
-		l.finishInit(nil, "", errors.New(string(resp.Bytes(resp.Error))))
+		if run.Err() == nil {
+			// Stopped and started again after the supervisor's backoff: a
+			// child that missed its handshake would stay unusable.
+			l.h.log.Warn().Err(err).Msg("shared MCP server did not initialize; stopping it and retrying")
+			host.Close()
+		}
 	default:
 		version, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
 		l.conn.send(wire.Notification("notifications/initialized", nil))

@@ -41,12 +41,12 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	}
 	translate, ok := sc.translating(r.Context())
 	if !ok {
-		return // the client left while the child's era was being probed
+		notReady(w, r, id, sc)
+		return
 	}
 	conn := sc.connection(r.Context())
 	if conn == nil {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+sc.notReady(), nil)
+		notReady(w, r, id, sc)
 		return
 	}
 	sk := h.newSink(1)
@@ -257,4 +257,15 @@ func (h *Handler) checkParamHeaders(sc *sharedChild, hdr http.Header, m *wire.Me
 		}
 	}
 	return 0, 0, "", nil
+}
+
+// notReady answers a request that waited for a child still starting (or
+// restarting) as long as it may: 503 with Retry-After, unless the client
+// has left already.
+func notReady(w http.ResponseWriter, r *http.Request, id []byte, sc *sharedChild) {
+	if r.Context().Err() != nil {
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+sc.notReady(), nil)
 }

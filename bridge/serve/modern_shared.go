@@ -1,10 +1,16 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -45,6 +51,8 @@ type sharedChild struct {
 	// principal: the era probe's verdict is taken from it.
 	from *sharedChild
 	who  Principal
+	// ctx is the run's: a start in progress ends with it (Close).
+	ctx context.Context
 
 	mu        sync.Mutex
 	ready     bool
@@ -72,13 +80,32 @@ func newSharedChild(h *Handler) *sharedChild {
 }
 
 // translating reports whether modern clients need translation to reach
-// the child. It waits for the era probe.
+// the child. It waits for the era probe, at most the start timeout (and not
+// at all through a crash loop); false when it is not known by then.
 func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 	select {
 	case <-s.known:
 		return !s.eras.modern, true
-	case <-ctx.Done():
-		return false, false
+	default:
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.startTimeout())
+	defer cancel()
+	for {
+		s.mu.Lock()
+		exit, looping := s.exitCh, s.unready >= crashLoop
+		s.mu.Unlock()
+		if looping {
+			return false, false
+		}
+		select {
+		case <-s.known:
+			return !s.eras.modern, true
+		case <-exit:
+		case <-ctx.Done():
+			return false, false
+		case <-s.h.closing:
+			return false, false
+		}
 	}
 }
 
@@ -99,14 +126,16 @@ func (s *sharedChild) label() string {
 }
 
 func (s *sharedChild) run(ctx context.Context) {
+	s.ctx = ctx
 	if s.from != nil {
 		select {
 		case <-s.from.known:
 			s.eras = s.from.eras
 		case <-ctx.Done():
 		}
-	} else {
-		s.eras, s.adopt = detectEras(s.h, s)
+	} else if !s.detect(ctx) {
+		close(s.known)
+		return
 	}
 	close(s.known)
 	if ctx.Err() != nil {
@@ -118,18 +147,74 @@ func (s *sharedChild) run(ctx context.Context) {
 		}
 		return
 	}
-	s.h.log.Info().Stringer("child_protocol", s.eras).Msg("MCP server era detected")
 	sup := &stdiohost.Supervisor{
 		Start:          s.launch,
 		OnExit:         s.exited,
 		InitialBackoff: s.h.cfg.RestartBackoff,
 		Logger:         s.h.log,
+		Watch:          s.h.crash,
 	}
 	sup.Run(ctx)
 	if c := s.conn.Swap(nil); c != nil {
 		c.failAll("mcp-bridge is shutting down", nil)
 	}
 	s.mrtr.closeAll()
+}
+
+// detect runs the era probe until it decides, retrying with backoff while
+// nothing answers; false when ctx ended first. Requests wait meanwhile
+// (translating), and /readyz says why it is not ready.
+func (s *sharedChild) detect(ctx context.Context) bool {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, 250*time.Millisecond)),
+		backoff.WithMaxInterval(30*time.Second),
+		backoff.WithMaxElapsedTime(0),
+	)
+	said := ""
+	for {
+		began := time.Now()
+		v := detectEras(ctx, s.h, s)
+		if ctx.Err() != nil {
+			if v.adopt != nil {
+				v.adopt.close()
+			}
+			return false
+		}
+		if v.failed == "" {
+			s.eras, s.adopt = v.eras, v.adopt
+			if s.adopt != nil {
+				s.adopt.keep()
+			}
+			s.h.log.Info().Stringer("child_protocol", v.eras).Str("decided_by", v.how).
+				Int64("took_ms", time.Since(began).Milliseconds()).Msg("MCP server era detected")
+			return true
+		}
+		reason := "MCP server did not answer the era probe (" + v.failed + ")"
+		s.mu.Lock()
+		s.lastError = reason + "; retrying"
+		if v.quick {
+			s.unready++ // gone at once: waiting requests need not wait on
+		}
+		close(s.exitCh)
+		s.exitCh = make(chan struct{})
+		s.mu.Unlock()
+		wait := b.NextBackOff()
+		// Said once at warn; the same reason again only at debug.
+		ev := s.h.log.Warn()
+		if reason == said || s.h.crash.Quiet() {
+			ev = s.h.log.Debug()
+		}
+		said = reason
+		ev.Str("reason", v.failed).Int64("took_ms", time.Since(began).Milliseconds()).
+			Int64("retry_in_ms", wait.Milliseconds()).Msg("MCP server era probe failed; retrying")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 func (s *sharedChild) launch() (*stdiohost.Host, error) {
@@ -157,9 +242,21 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 	} else {
 		s.initialize(conn, first)
 	}
-	if s.notReady() != "" {
-		// No usable answer: the child stays unpublished (/readyz says why)
-		// until it exits and the supervisor starts another.
+	if reason := s.notReady(); reason != "" {
+		select {
+		case <-host.Exited():
+			return host, nil // it died: a crash, the supervisor's to handle
+		default:
+		}
+		if s.ctx.Err() != nil {
+			return host, nil // Close: the supervisor stops it
+		}
+		// No usable answer within the start timeout: the child is
+		// stopped, and the supervisor starts another after its backoff
+		// (/readyz says why meanwhile). Left running, a child that missed
+		// its one handshake would stay unusable for good.
+		s.h.log.Warn().Str("reason", reason).Msg("MCP server did not finish starting; stopping it and retrying")
+		host.Close()
 		return host, nil
 	}
 	s.conn.Store(conn)
@@ -182,7 +279,10 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 	if c := s.conn.Load(); c != nil {
 		return c
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.probeTimeout())
+	// At most the start timeout: a child still starting keeps the request
+	// (within the client's own deadline, its context) rather than 503 at
+	// once, and a request that waited through the era probe waits on.
+	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.startTimeout())
 	defer cancel()
 	for {
 		s.mu.Lock()
@@ -217,11 +317,14 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 // probe asks a new child for its server/discover result: the versions it
 // supports (for -32022 answers) and that it answers at all (/readyz).
 func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.probeTimeout())
+	ctx, cancel := context.WithTimeout(s.ctx, s.h.cfg.startTimeout())
 	defer cancel()
 	if resp == nil {
 		var err error
-		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil {
+		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil || !resp.Result.Present() {
+			if err == nil {
+				err = errors.New(string(resp.Bytes(resp.Error)))
+			}
 			s.setState(false, nil, "MCP server did not answer server/discover: "+err.Error())
 			return
 		}
@@ -251,7 +354,7 @@ func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 // every modern client (2025-11-25 lifecycle: initialize, then
 // notifications/initialized), and derives the DiscoverResult from it.
 func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.probeTimeout())
+	ctx, cancel := context.WithTimeout(s.ctx, s.h.cfg.startTimeout())
 	defer cancel()
 	var err error
 	if resp == nil {
@@ -326,6 +429,11 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 		reason = "MCP server stopped reading its stdin (write timed out); killed, restarting"
 		msg = "mcp-bridge: the MCP server stopped reading its input and was restarted"
 	}
+	s.mu.Lock()
+	if s.conn.Load() == nil && s.lastError != "" && !strings.HasSuffix(s.lastError, "; restarting") {
+		reason = s.lastError + "; restarting" // why it never became ready
+	}
+	s.mu.Unlock()
 	s.setState(false, nil, reason)
 	s.h.tel.Restarted()
 	s.mu.Lock()
@@ -454,6 +562,7 @@ func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) 
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
 	return stdiohost.Options{
+		Watch:     h.crash,
 		OnMessage: conn.onMessage,
 		OnBadLine: func(err error) {
 			h.warn.Warn(conn.log, "long_line").Err(err).Msg("child stdout line skipped")

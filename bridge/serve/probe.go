@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -36,6 +37,17 @@ func (e eras) String() string {
 	}
 }
 
+// A verdict is the era probe's outcome.
+type verdict struct {
+	eras  eras
+	how   string  // what decided it, for the log
+	adopt *prober // the sibling that becomes the first child
+	// failed says why nothing answered ("" once decided); quick, that
+	// no sibling was left running (it could not start, or it exited).
+	failed string
+	quick  bool
+}
+
 // detectEras decides which eras the child speaks. A dual-era client
 // "SHOULD probe with server/discover before sending any other request"
 // (2026-07-28 stdio §Backward compatibility); because some legacy servers
@@ -44,64 +56,124 @@ func (e eras) String() string {
 //
 // The sibling that answered in the era the bridge will use becomes the
 // first shared child (adopted), so the probe costs no extra start-up time.
-func detectEras(h *Handler, o owner) (eras, *prober) {
+//
+// A slow start is no verdict: the siblings get the whole start timeout,
+// and once one has answered, the other gets as long again as that took
+// (both started at once) plus a second, not the whole timeout. When
+// neither answers, nothing is assumed: the caller tries again.
+func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 	switch h.cfg.ChildProtocol {
 	case ChildModern:
-		return eras{modern: true}, nil
+		return verdict{eras: eras{modern: true}, how: "--child-protocol modern"}
 	case ChildLegacy:
-		return eras{legacy: true}, nil
+		return verdict{eras: eras{legacy: true}, how: "--child-protocol legacy"}
 	}
-	timeout := min(h.cfg.probeTimeout(), 5*time.Second)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.startTimeout())
+	defer cancel()
 	// Two siblings at once: one is asked server/discover, the other
 	// initialize. A dual-era server picks its era from how the client opens
 	// (versioning §Dual-era servers), so each question needs a fresh process.
 	var modern, legacy bool
+	var dErr, iErr error
 	var dp, ip *prober
+	answered := make(chan struct{}, 2) // a sibling answered (anything)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if dp = newProber(h, o); dp == nil {
+		if dp, dErr = newProber(h, o); dp == nil {
 			return
 		}
-		resp, err := dp.ask("server/discover", []byte(probeMeta), timeout)
+		resp, err := dp.ask(ctx, "server/discover", []byte(probeMeta))
 		switch {
 		case err != nil:
 			// No answer, or the child died. The fallback "MUST NOT be keyed
 			// to one specific error code": only a modern answer counts.
+			dErr = err
+			return
 		case resp.Result.Present():
 			modern, dp.resp = true, resp
 		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
 			modern = true // a modern server that wants another modern version
+		default:
+			dErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
 		}
+		answered <- struct{}{}
 	})
 	wg.Go(func() {
-		if ip = newProber(h, o); ip == nil {
+		if ip, iErr = newProber(h, o); ip == nil {
 			return
 		}
-		if resp, err := ip.ask("initialize", h.bridgeInitParams(), timeout); err == nil && resp.Result.Present() {
+		resp, err := ip.ask(ctx, "initialize", h.bridgeInitParams())
+		switch {
+		case err != nil:
+			iErr = err
+			return
+		case resp.Result.Present():
 			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
-			legacy = translate.IsLegacy(v)
+			if legacy = translate.IsLegacy(v); !legacy {
+				iErr = errors.New("answered with protocolVersion " + v)
+			}
 			ip.resp = resp
+		default:
+			iErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
 		}
+		answered <- struct{}{}
 	})
-	wg.Wait()
-	var adopt *prober
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-answered:
+		took := time.Since(began)
+		grace := time.NewTimer(took + time.Second)
+		select {
+		case <-done:
+		case <-grace.C:
+			cancel()
+			<-done
+		}
+		grace.Stop()
+	}
+	v := verdict{eras: eras{modern: modern, legacy: legacy}}
 	switch {
 	case modern && dp.resp != nil:
-		adopt, dp = dp, nil
+		v.adopt, dp = dp, nil
 	case !modern && legacy:
-		adopt, ip = ip, nil
+		v.adopt, ip = ip, nil
 	}
+	quick := true
 	for _, p := range []*prober{dp, ip} {
 		if p != nil {
+			if p.running() {
+				quick = false
+			}
 			p.close()
 		}
 	}
-	if !modern && !legacy {
-		// Neither answered (it may need longer, or fail to start): assume
-		// it speaks both and let the real requests show what it does.
-		return eras{modern: true, legacy: true}, nil
+	switch {
+	case modern && legacy:
+		v.how = "server/discover and initialize answered"
+	case modern:
+		v.how = "server/discover answered; initialize: " + errText(iErr)
+	case legacy:
+		v.how = "initialize answered; server/discover: " + errText(dErr)
+	case errText(dErr) == errText(iErr):
+		v.failed, v.quick = errText(dErr), quick // cannot start, typically
+	default:
+		v.failed = "server/discover: " + errText(dErr) + "; initialize: " + errText(iErr)
+		v.quick = quick
 	}
-	return eras{modern: modern, legacy: legacy}, adopt
+	return v
+}
+
+func errText(err error) string {
+	switch {
+	case err == nil:
+		return "no answer"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "no answer in time"
+	}
+	return err.Error()
 }
 
 // bridgeInitParams are the params of the bridge's own initialize to a
@@ -119,31 +191,45 @@ func (h *Handler) bridgeInitParams() []byte {
 	return []byte(`{"protocolVersion":"` + translate.Legacy + `","capabilities":` + caps + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
 }
 
-// prober runs a sibling process for the era probe.
+// prober runs a sibling process for the era probe. It is no child of the
+// bridge's until adopted: its exit is not logged as one (stdiohost's
+// Throwaway).
 type prober struct {
 	conn *childConn
 	host *stdiohost.Host
 	resp *wire.Message // its answer, when it may be adopted
 }
 
-func newProber(h *Handler, o owner) *prober {
+func newProber(h *Handler, o owner) (*prober, error) {
 	log := h.log.With().Str("child", "shared").Logger()
 	conn := newChildConn(&h.ids, o, log)
 	opts := hostOptions(h, conn)
 	opts.TerminateDelay = 500 * time.Millisecond
+	opts.Throwaway = true
 	host, err := h.startProcess(opts)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	conn.attach(host)
-	return &prober{conn: conn, host: host}
+	return &prober{conn: conn, host: host}, nil
 }
 
-func (p *prober) ask(method string, params []byte, timeout time.Duration) (*wire.Message, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+func (p *prober) ask(ctx context.Context, method string, params []byte) (*wire.Message, error) {
 	return p.conn.request(ctx, method, params)
 }
+
+// running reports whether the sibling's process is still there.
+func (p *prober) running() bool {
+	select {
+	case <-p.host.Exited():
+		return false
+	default:
+		return true
+	}
+}
+
+// keep makes the sibling the bridge's child: from now on its exit is one.
+func (p *prober) keep() { p.host.Keep() }
 
 func (p *prober) close() {
 	p.host.Close()

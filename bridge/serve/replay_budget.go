@@ -59,3 +59,10 @@ func (b *replayBudget) shed() {
 		}
 	}
 }
+
+// count returns the logs in the budget.
+func (b *replayBudget) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.logs)
+}

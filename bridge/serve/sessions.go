@@ -221,7 +221,8 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 
 func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	if _, ok := t.h.shared.translating(r.Context()); !ok {
-		return // the client left while the child's eras were probed
+		notReady(w, r, m.IDBytes(), t.h.shared)
+		return
 	}
 	if t.count() >= t.h.cfg.maxSessions() {
 		w.Header().Set("Retry-After", "5")
@@ -238,6 +239,15 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		replay:     newReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
 	}
+	// A session that never makes it into the table (the child cannot
+	// start, is not ready, too many principals) must not leave its replay
+	// log in the shared budget: 50 failed initializes were 50 logs kept
+	// for good. One that did is ended by end, which closes it.
+	defer func() {
+		if t.lookup(s.id) == nil {
+			s.replay.close()
+		}
+	}()
 	context.AfterFunc(r.Context(), s.detach)
 	lc := t.h.log.With().Str("session", s.id[len(s.id)-32:][:8])
 	if s.owner != (Principal{}) {
@@ -252,8 +262,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			return
 		}
 		if s.sc.connection(r.Context()) == nil {
-			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+s.sc.notReady(), nil)
+			notReady(w, r, m.IDBytes(), s.sc)
 			return
 		}
 		t.initializeTranslated(w, m, s)

@@ -121,6 +121,30 @@ type Options struct {
 	ChildPer      string      `json:"childPer"`      // shared|principal
 	Tools         *ToolFilter `json:"tools"`
 	Scopes        []string    `json:"scopes"`
+	// ChildStartTimeout: how long this server's child may take to answer
+	// its first request ("2m" for a docker image pulled on first use); 0:
+	// --child-start-timeout.
+	ChildStartTimeout StartTimeout `json:"childStartTimeout"`
+}
+
+// A StartTimeout is a server's childStartTimeout, written as Go writes a
+// duration ("90s", "2m").
+type StartTimeout time.Duration
+
+// MaxStartTimeout bounds childStartTimeout.
+const MaxStartTimeout = time.Hour
+
+func (d *StartTimeout) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("childStartTimeout must be a string such as \"90s\" or \"2m\", not %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 || v > MaxStartTimeout {
+		return fmt.Errorf("childStartTimeout %q: want a positive duration up to %v, such as \"90s\"", s, MaxStartTimeout)
+	}
+	*d = StartTimeout(v)
+	return nil
 }
 
 // A ToolFilter hides tools by name: a tool is available when it matches

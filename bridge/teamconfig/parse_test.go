@@ -97,6 +97,8 @@ func TestParseErrors(t *testing.T) {
 		{"key ttl number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example": {"keyTTL": 60}}}}`, `keyTTL must be a string`},
 		{"issuer option unknown", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"https://as.example": {"keyTtl": "1m"}}}}`, `unknown field "keyTtl"`},
 		{"issuer not a URL", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"oauthIssuers": {"as.example": {"keyTTL": "1m"}}}}`, `the key is an issuer URL`},
+		{"start timeout number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": 90}}}}`, `childStartTimeout must be a string such as "90s"`},
+		{"start timeout zero", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": "0s"}}}}`, `want a positive duration up to 1h0m0s`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.file), env())
@@ -193,5 +195,16 @@ func TestDiff(t *testing.T) {
 	join := parse(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"aggregate": true, "joinTimeout": "1s"}}`)
 	if c := Diff(base, join); len(c.Changed) != 0 {
 		t.Errorf("joinTimeout: %+v", c)
+	}
+}
+
+// A server's childStartTimeout is its own start timeout.
+func TestParseChildStartTimeout(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"childStartTimeout": "2m"}}}}`), env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Duration(cfg.Servers["a"].Options.ChildStartTimeout); got != 2*time.Minute {
+		t.Fatalf("childStartTimeout = %v", got)
 	}
 }

@@ -31,7 +31,8 @@ type serveFlags struct {
 	maxBody, maxMessage, maxBuffered, replay        byteSize
 	keepalive, shutdown, idle                       time.Duration
 	readTimeout, childWriteTimeout                  time.Duration
-	maxSessions, maxInflight                        int
+	childStart, childIdle                           time.Duration
+	maxSessions, maxInflight, warmChildren          int
 	log                                             logFlags
 	tls                                             tlsFlags
 	auth                                            serveAuthFlags
@@ -69,7 +70,10 @@ func serveFlagSet(f *serveFlags, out io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "on SIGTERM, answer /readyz with 503 but keep serving for this `duration` before refusing new work, so a load balancer moves away first (docs/deploy.md)")
 	fs.StringVar(&f.replicaID, "replica-id", "", "name this replica in the session ids it mints (`ID`.…) and in an Mcp-Bridge-Replica header, for load balancers that route 2025 sessions by that prefix")
 	fs.DurationVar(&f.idle, "session-idle-timeout", 30*time.Minute, "end a legacy session after this long with no client attached, calls pending or not (0 disables)")
-	fs.IntVar(&f.maxSessions, "max-sessions", 100, "most concurrent legacy sessions")
+	fs.IntVar(&f.maxSessions, "max-sessions", 100, "most concurrent legacy sessions; at the cap the least recently active idle one (no open stream, nothing pending) is ended for a new one")
+	fs.DurationVar(&f.childStart, "child-start-timeout", 60*time.Second, "how long a child may take to answer its first request (era probe, handshake); requests wait for a starting child as long, then get 503 with Retry-After; a child that misses it is restarted with backoff")
+	fs.DurationVar(&f.childIdle, "child-idle-timeout", 5*time.Minute, "stop the own child of a legacy session with no request and no open stream for this long, ending the session (404; the client initializes again; 0 disables)")
+	fs.IntVar(&f.warmChildren, "warm-children", 0, "keep this many children started ahead of time for new legacy sessions with a child of their own")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "drop a request whose body stalls this long (0 disables; headers have 10s)")
 	fs.Var(&f.maxBuffered, "max-buffered", "most `bytes` held for clients across all streams; past it the stream holding the most is cut and new requests get 503 (the 2025 sessions' replay logs together keep at most as much again, dropping their oldest events first)")
 	fs.IntVar(&f.maxInflight, "max-inflight", 1024, "most requests in flight toward children (503 above it)")

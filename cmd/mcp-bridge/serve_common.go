@@ -32,6 +32,12 @@ func (f *serveFlags) baseConfig(listen string, log zerolog.Logger) (serve.Config
 	if f.replicaID != "" && !serve.ValidReplicaID(f.replicaID) {
 		return serve.Config{}, usagef("--replica-id %q: want 1-63 letters, digits, '-' or '_'", f.replicaID)
 	}
+	if f.childStart <= 0 {
+		return serve.Config{}, usagef("--child-start-timeout %v: must be positive", f.childStart)
+	}
+	if f.warmChildren < 0 {
+		return serve.Config{}, usagef("--warm-children %d: must not be negative", f.warmChildren)
+	}
 	if f.drainDelay < 0 {
 		return serve.Config{}, usagef("--drain-delay %v: must not be negative", f.drainDelay)
 	}
@@ -59,6 +65,9 @@ func (f *serveFlags) baseConfig(listen string, log zerolog.Logger) (serve.Config
 		Keepalive:          offIfZero(f.keepalive),
 		SessionIdleTimeout: offIfZero(f.idle),
 		MaxSessions:        f.maxSessions,
+		ChildStartTimeout:  f.childStart,
+		ChildIdleTimeout:   offIfZero(f.childIdle),
+		WarmChildren:       f.warmChildren,
 		ReadTimeout:        offIfZero(f.readTimeout),
 		MaxBuffered:        int64(f.maxBuffered),
 		MaxInflight:        f.maxInflight,

@@ -32,6 +32,15 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		}
 		return 2
 	}
+	if cfg.startDelay > 0 {
+		t := time.NewTimer(cfg.startDelay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return 0
+		}
+	}
 	s := newServer(cfg, stdout, stderr)
 	s.logger.Printf("serving MCP on stdio (modern=%t legacy=%t dataset=%s dynamic-tools=%t)",
 		cfg.modern, cfg.legacy, cfg.dataset, cfg.dynamicTools)
@@ -48,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.dataset, "dataset", "default", "memo dataset: default or empty")
 	fs.BoolVar(&cfg.dynamicTools, "dynamic-tools", false, "offer memo_toggle_beta, which changes the tool list and emits list_changed")
 	fs.DurationVar(&cfg.stepDelay, "step-delay", 100*time.Millisecond, "duration of one memo_export_memos step")
+	fs.DurationVar(&cfg.startDelay, "start-delay", 0, "wait this long before reading stdin, as a server that is slow to start does (npx, uvx or docker run on a first run)")
 	fs.BoolVar(&cfg.debug, "debug", false, "log every message to stderr")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -64,8 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprintln(stderr, "memos: -modern=false and -legacy=false leave nothing to serve")
 		return cfg, fmt.Errorf("no era")
 	}
-	if cfg.stepDelay < 0 {
-		fmt.Fprintln(stderr, "memos: -step-delay must not be negative")
+	if cfg.stepDelay < 0 || cfg.startDelay < 0 {
+		fmt.Fprintln(stderr, "memos: -step-delay and -start-delay must not be negative")
 		return cfg, fmt.Errorf("bad step delay")
 	}
 	return cfg, nil

@@ -24,6 +24,7 @@ type config struct {
 	dataset        string
 	dynamicTools   bool
 	stepDelay      time.Duration
+	startDelay     time.Duration
 	debug          bool
 }
 

@@ -1,0 +1,134 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
+)
+
+// slowDelay is how long the slow test child sleeps before it serves:
+// more than the era probe's and the handshake's old fixed bounds (5 s and
+// 10 s), well within the default start timeout.
+const slowDelay = 12 * time.Second
+
+// startSlow serves argv with the default start timeout and returns the
+// MCP URL, the base URL and the logs, without waiting for readiness.
+func startSlow(t *testing.T, cfg Config, argv ...string) (string, string, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg.Command = commandFor(argv...)
+	cfg.Logger = zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel)
+	cfg.TerminateDelay = 500 * time.Millisecond
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	base := httptestServer(t, h)
+	return base + "/mcp", base, logs
+}
+
+func readyStatus(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A child that needs 12 s to start serves 2026-07-28 clients as soon as it
+// answers: the request sent at once waits for it (within 17 s of the
+// start), /readyz says 503 until then and 200 after, and the era probe's
+// verdict is logged with how it was decided and how long it took. The same
+// for a legacy-only child, which the bridge translates for.
+func TestSlowChildStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		how  string
+	}{
+		{"dual-era", nil, "server/discover and initialize answered"},
+		{"legacy-only", []string{"-modern=false"}, "initialize answered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			argv := append([]string{bins["memos"], "-start-delay", slowDelay.String()}, tc.args...)
+			began := time.Now()
+			url, base, logs := startSlow(t, Config{}, argv...)
+			if got := readyStatus(t, base); got != http.StatusServiceUnavailable {
+				t.Fatalf("/readyz while the child starts: %d, want 503", got)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":1},` + modernMeta + `}}`
+			req := mcpRequest(ctx, http.MethodPost, url, call, modernHeaders("tools/call", "memo_list_memos"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			took := time.Since(began)
+			t.Logf("first 2026-07-28 call answered %v after start (child start delay %v)", took.Round(time.Millisecond), slowDelay)
+			if resp.StatusCode != 200 || !strings.Contains(string(body), "memos/") {
+				t.Fatalf("call: %d %s", resp.StatusCode, body)
+			}
+			if took > 17*time.Second {
+				t.Errorf("call answered %v after start, want within 17s", took)
+			}
+			if got := readyStatus(t, base); got != http.StatusOK {
+				t.Fatalf("/readyz after the child answered: %d, want 200", got)
+			}
+			out := logs.String()
+			if !strings.Contains(out, `"decided_by":"`+tc.how) || !strings.Contains(out, `"took_ms":`) {
+				t.Errorf("era verdict not logged with decided_by %q and took_ms:\n%s", tc.how, out)
+			}
+			if strings.Contains(out, `"message":"child exited"`) {
+				t.Errorf("a probe process was logged as a child that exited:\n%s", out)
+			}
+		})
+	}
+}
+
+// A command that does not exist is no dual-era server: the probe's
+// failure is logged at warn with the reason, once, /readyz says why, and
+// requests get 503 with Retry-After rather than waiting the whole start
+// timeout.
+func TestProbeFailureIsNoVerdict(t *testing.T) {
+	url, base, logs := startSlow(t, Config{}, "/nonexistent/mcp-server-for-test")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "era probe failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no probe failure logged:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a log, not syncing goroutines
+	}
+	began := time.Now()
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`
+	resp, body := rawPost(t, url, call, modernHeaders("tools/list", ""))
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("request to a command that cannot start: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("503 after %v: a command that cannot start held the request", d)
+	}
+	if got := readyStatus(t, base); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz: %d", got)
+	}
+	out := logs.String()
+	if strings.Contains(out, "dual-era") || strings.Contains(out, "child_protocol") {
+		t.Errorf("an era was claimed for a command that does not exist:\n%s", out)
+	}
+	if !strings.Contains(out, `"level":"warn"`) || !strings.Contains(out, "no such file") {
+		t.Errorf("probe failure not at warn with its reason:\n%s", out)
+	}
+}
