@@ -72,7 +72,8 @@ func (r *Reader) Read() ([]byte, error) {
 				line = line[:n-1]
 			}
 			if len(line) > r.max {
-				return nil, &TooLongError{Limit: r.max, Size: int64(len(line))}
+				return nil, &TooLongError{Limit: r.max, Size: int64(len(line)),
+					Head: clone(line[:min(len(line), PeekSize)]), Tail: clone(line[len(line)-min(len(line), PeekSize):])}
 			}
 			if len(line) == 0 {
 				continue
@@ -121,9 +122,12 @@ func (r *Reader) fill() {
 	}
 }
 
-// skip discards the rest of an over-long line.
+// skip discards the rest of an over-long line, keeping copies of its ends.
 func (r *Reader) skip() error {
-	size := int64(r.end - r.start)
+	data := r.buf[r.start:r.end] // all of it the line's: no '\n' in it
+	head := append(make([]byte, 0, PeekSize), data[:min(len(data), PeekSize)]...)
+	tail := keepTail(make([]byte, 0, PeekSize+1), data)
+	size := int64(len(data))
 	for {
 		r.start, r.end, r.scanned = 0, 0, 0
 		if r.err != nil {
@@ -133,17 +137,46 @@ func (r *Reader) skip() error {
 			return r.err
 		}
 		r.fill()
-		if i := bytes.IndexByte(r.buf[:r.end], '\n'); i >= 0 {
-			size += int64(i)
-			if i > 0 && r.buf[i-1] == '\r' {
-				size--
-			}
-			r.start = i + 1
-			return &TooLongError{Limit: r.max, Size: size}
+		i := bytes.IndexByte(r.buf[:r.end], '\n')
+		part := r.buf[:r.end]
+		if i >= 0 {
+			part = r.buf[:i]
 		}
-		size += int64(r.end)
+		size += int64(len(part))
+		head = append(head, part[:min(len(part), PeekSize-len(head))]...)
+		tail = keepTail(tail, part)
+		if i < 0 {
+			continue
+		}
+		if n := len(tail); n > 0 && tail[n-1] == '\r' { // the terminator's, even when it came in the previous read
+			tail = tail[:n-1]
+			size--
+		}
+		if len(tail) > PeekSize {
+			tail = tail[1:]
+		}
+		if int64(len(head)) > size {
+			head = head[:size]
+		}
+		r.start = i + 1
+		return &TooLongError{Limit: r.max, Size: size, Head: head, Tail: tail}
 	}
 }
+
+// keepTail appends p to tail and keeps the last PeekSize+1 bytes: the
+// line's last PeekSize and a '\r' that may turn out to be the terminator's.
+func keepTail(tail, p []byte) []byte {
+	const keep = PeekSize + 1
+	if len(p) >= keep {
+		return append(tail[:0], p[len(p)-keep:]...)
+	}
+	if drop := len(tail) + len(p) - keep; drop > 0 {
+		tail = tail[:copy(tail, tail[drop:])]
+	}
+	return append(tail, p...)
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
 func (r *Reader) eof() error {
 	partial := r.end > r.start

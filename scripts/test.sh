@@ -153,6 +153,7 @@ fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
+fuzz ./bridge/wire FuzzPeekEnvelope
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

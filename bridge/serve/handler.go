@@ -242,26 +242,6 @@ func (h *Handler) serveReady(w http.ResponseWriter) {
 	io.WriteString(w, "ready\n")
 }
 
-// acceptsBoth reports whether an Accept header admits both JSON and SSE, as
-// 2025-03-26+ clients MUST send ("application/json, text/event-stream").
-// Wildcards count, so curl's */* works.
-func acceptsBoth(accept string) bool {
-	var json, sse bool
-	for rest := accept; rest != ""; {
-		var part string
-		part, rest, _ = strings.Cut(rest, ",")
-		switch mt := mediaType(part); {
-		case mt == "*/*":
-			json, sse = true, true
-		case strings.EqualFold(mt, "application/*"), strings.EqualFold(mt, "application/json"):
-			json = true
-		case strings.EqualFold(mt, "text/*"), strings.EqualFold(mt, "text/event-stream"):
-			sse = true
-		}
-	}
-	return json && sse
-}
-
 // mediaType returns a media type without parameters or spaces; it does not
 // allocate (mime.ParseMediaType did, three times per request).
 func mediaType(v string) string {
@@ -274,7 +254,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
 		return
 	}
-	if !acceptsBoth(r.Header.Get("Accept")) {
+	if !acceptsBoth(r.Header["Accept"]) {
 		writeError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream", nil)
 		return
 	}

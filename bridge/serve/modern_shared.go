@@ -562,11 +562,9 @@ func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) 
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
 	return stdiohost.Options{
-		Watch:     h.crash,
-		OnMessage: conn.onMessage,
-		OnBadLine: func(err error) {
-			h.warn.Warn(conn.log, "long_line").Err(err).Msg("child stdout line skipped")
-		},
+		Watch:          h.crash,
+		OnMessage:      conn.onMessage,
+		OnBadLine:      conn.onBadLine,
 		MaxMessageSize: h.cfg.MaxMessageSize,
 		TerminateDelay: h.cfg.TerminateDelay,
 		WriteTimeout:   h.cfg.childWriteTimeout(),

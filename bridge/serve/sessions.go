@@ -582,7 +582,7 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "Method not allowed: GET needs an Mcp-Session-Id", nil)
 		return
 	}
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") && !strings.Contains(r.Header.Get("Accept"), "*/*") {
+	if !acceptsSSE(r.Header["Accept"]) {
 		writeError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "Not Acceptable: Accept must list text/event-stream", nil)
 		return
 	}

@@ -24,7 +24,13 @@ const testChildEnv = "SERVE_TEST_CHILD"
 //     ignores the negotiated capabilities), and returns the answer;
 //   - progress-wait: sends one progress notification and never answers;
 //   - hold: answers once release is called; release answers every held
-//     call and itself.
+//     call and itself;
+//   - big: answers with a text of arguments.size bytes, its members in
+//     the order the TypeScript SDK writes them (result, jsonrpc, id) when
+//     arguments.order is "ts", else id first as Go and Python SDKs do, or
+//     (order "hidden") with the id between two halves of the result;
+//   - big-ask: asks the client roots/list with params of arguments.size
+//     bytes and returns what it was answered.
 func testChild(extraEnv ...string) func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -65,7 +71,11 @@ func runTestChild() int {
 				ProtocolVersion string                     `json:"protocolVersion"`
 				Capabilities    map[string]json.RawMessage `json:"capabilities"`
 				Name            string                     `json:"name"`
-				Meta            struct {
+				Arguments       struct {
+					Size  int    `json:"size"`
+					Order string `json:"order"`
+				} `json:"arguments"`
+				Meta struct {
 					ProgressToken json.RawMessage `json:"progressToken"`
 				} `json:"_meta"`
 			} `json:"params"`
@@ -108,7 +118,7 @@ func runTestChild() int {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"env", "get-roots", "ask-roots", "progress-wait", "hold", "release"} {
+			for _, n := range []string{"env", "get-roots", "ask-roots", "progress-wait", "hold", "release", "big", "big-ask"} {
 				tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}})
@@ -121,6 +131,24 @@ func runTestChild() int {
 					"progressToken": m.Params.Meta.ProgressToken, "progress": 1}})
 			case "hold":
 				held = append(held, m.ID)
+			case "big":
+				result := `{"content":[{"type":"text","text":"` + strings.Repeat("x", m.Params.Arguments.Size) + `"}]}`
+				switch m.Params.Arguments.Order {
+				case "ts":
+					out.WriteString(`{"result":` + result + `,"jsonrpc":"2.0","id":` + string(m.ID) + "}\n")
+				case "hidden":
+					out.WriteString(`{"result":` + result + `,"id":` + string(m.ID) + `,"_meta":{"pad":` + result + "}}\n")
+				default:
+					out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + "}\n")
+				}
+				out.Flush()
+			case "big-ask":
+				waiting[`"big-ask"`] = struct {
+					call  json.RawMessage
+					cache bool
+				}{m.ID, false}
+				send(map[string]any{"jsonrpc": "2.0", "id": "big-ask", "method": "roots/list",
+					"params": map[string]any{"pad": strings.Repeat("x", m.Params.Arguments.Size)}})
 			case "release":
 				for _, id := range append(held, m.ID) {
 					text(id, "released")
