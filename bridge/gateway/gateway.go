@@ -67,7 +67,7 @@ type Gateway struct {
 	file    *teamconfig.Config
 	routes  map[string]*route // enabled servers
 	agg     *aggFront         // the aggregated endpoint; nil when off
-	started atomic.Bool // read by a caller's first request, under aggFront's lock
+	started atomic.Bool       // read by a caller's first request, under aggFront's lock
 	closed  bool
 
 	mem        *memNet             // in-memory listener for the gateway's own clients (dial.go)
