@@ -85,6 +85,8 @@ func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, error) {
 		Servers:        servers,
 		Separator:      file.Bridge.Separator,
 		JoinTimeout:    join,
+		ListTimeout:    join, // every step of every server, not only initialize
+		OnAbsent:       cfg.Telemetry.AggregateAbsent,
 		Logger:         cfg.Logger,
 		MaxMessageSize: cfg.MaxMessageSize,
 	})
