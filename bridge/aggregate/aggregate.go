@@ -61,8 +61,15 @@ type Config struct {
 	// server ready in time offered them too.
 	JoinTimeout time.Duration
 	// ListTimeout bounds one downstream's part of a list (all its pages);
-	// 0 means 30 s. A downstream that takes longer is left out of that list.
+	// 0 means JoinTimeout, so that every step of the slowest server costs
+	// the client at most JoinTimeout. A downstream that takes longer is
+	// left out of that list (OnAbsent) and asked again at the next one.
 	ListTimeout time.Duration
+	// OnAbsent, when non-nil, is told each time a server is left out of an
+	// answer: step is "initialize" (it missed JoinTimeout; it joins later)
+	// or the list method it did not answer in time or answered with an
+	// error. A metric, typically.
+	OnAbsent func(server, step string)
 	// MaxMessageSize bounds a line read from either side; 0 means
 	// lineio.DefaultMaxLineSize.
 	MaxMessageSize int
@@ -125,7 +132,10 @@ func New(cfg Config) (*Aggregator, error) {
 		cfg.JoinTimeout = defaultJoinTimeout
 	}
 	if cfg.ListTimeout <= 0 {
-		cfg.ListTimeout = defaultTimeout
+		cfg.ListTimeout = cfg.JoinTimeout
+	}
+	if cfg.OnAbsent == nil {
+		cfg.OnAbsent = func(string, string) {}
 	}
 	if cfg.MaxInflight <= 0 {
 		cfg.MaxInflight = defaultMaxInflight

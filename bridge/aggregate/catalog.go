@@ -172,7 +172,9 @@ func (s *session) list(ctx context.Context, k kind) []byte {
 			items, err := s.fetch(ctx, d, k)
 			if err != nil {
 				if ctx.Err() == nil && !errors.Is(err, ErrServerGone) {
-					d.log.Warn().Err(err).Msgf("aggregate: leaving the server's %ss out of the list", kinds[k].what)
+					d.log.Warn().Err(err).Int64("list_timeout_ms", s.cfg.ListTimeout.Milliseconds()).
+						Msgf("aggregate: leaving the server's %ss out of the list; it is asked again at the next one", kinds[k].what)
+					s.cfg.OnAbsent(d.name, kinds[k].list)
 				}
 				return
 			}

@@ -73,6 +73,9 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	if ctx.Err() != nil {
 		return nil
 	}
+	for _, name := range late {
+		s.cfg.OnAbsent(name, "initialize")
+	}
 	if len(late) > 0 {
 		s.log.Warn().Strs("servers", late).Int64("join_timeout_ms", s.cfg.JoinTimeout.Milliseconds()).
 			Msg("aggregate: answering initialize without servers still starting; each joins the session when it is ready")

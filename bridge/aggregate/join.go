@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -35,10 +36,40 @@ func (s *session) startOrJoin(ctx context.Context, st *startup, i int, params []
 	s.mu.Unlock()
 	switch {
 	case d == nil:
+		s.retryStart(ctx, i, params)
 	case late:
 		s.join(ctx, d)
 	default:
 		d.open()
+	}
+}
+
+// Delays between the starts of a server that failed to start or to
+// initialize: a server still booting, or down for a while, joins the
+// session when it answers instead of being left out for good.
+const (
+	firstRetry = time.Second
+	maxRetry   = 30 * time.Second
+)
+
+// retryStart starts server i again, with a growing delay, until it starts
+// (then it joins the session) or the session ends.
+func (s *session) retryStart(ctx context.Context, i int, params []byte) {
+	delay := firstRetry
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		if d := s.start(ctx, i, params); d != nil {
+			s.join(ctx, d)
+			return
+		}
+		delay = min(2*delay, maxRetry)
+		t.Reset(delay)
 	}
 }
 

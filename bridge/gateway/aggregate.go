@@ -14,14 +14,22 @@ import (
 // enabled server's tools, prompts and resources in one list.
 const AggregatePath = "/mcp"
 
-// newAggregate builds the Handler of the aggregated endpoint, or returns
-// nil when the file does not ask for it. Its "child" is a
+// aggSpec is what every caller's aggregate is built from: the serve.Config
+// of the endpoint and the file's servers and settings.
+type aggSpec struct {
+	cfg        serve.Config // Auth: the endpoint's own resource server, if any
+	file       *teamconfig.Config
+	maxCallers int
+}
+
+// newAggregate returns the spec of the aggregated endpoint, or nil when
+// the file does not ask for it. Each caller's "child" is a
 // bridge/aggregate Aggregator run in-process; each downstream is the
-// server's own route reached through DialServer, so the server's filters,
-// limits, supervision and era translation apply as for any client. The
-// Aggregator speaks the 2025 handshake; serve translates for 2026-07-28
-// clients.
-func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
+// server's own route reached through DialServer with the caller's
+// credential, so the server's authorization, filters, limits, supervision
+// and era translation apply as for the caller itself. The Aggregator
+// speaks the 2025 handshake; serve translates for 2026-07-28 clients.
+func (g *Gateway) newAggregate(file *teamconfig.Config) (*aggSpec, error) {
 	if !file.Bridge.Aggregate {
 		return nil, nil
 	}
@@ -35,19 +43,50 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
 	cfg.Command, cfg.ToolFilter = nil, nil
 	cfg.ChildProtocol = serve.ChildLegacy
 	applyLimits(&cfg, file.Bridge)
+	spec := &aggSpec{cfg: cfg, file: file, maxCallers: cfg.MaxPrincipals}
+	if spec.maxCallers <= 0 {
+		spec.maxCallers = 100
+	}
+	// The Handler of the unauthenticated caller is built now, so that a
+	// bad configuration fails New or Reload rather than a request.
+	h, err := spec.handler(g, &caller{})
+	if err != nil {
+		return nil, err
+	}
+	h.Close()
+	return spec, nil
+}
+
+// handler builds c's aggregate Handler: the servers c may use, dialed
+// with c's credential.
+func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, error) {
+	cfg := spec.cfg
+	if cfg.Auth != nil {
+		cfg.Auth = frontAuth{inner: cfg.Auth}
+	}
+	if c.key != "" {
+		cfg.Logger = cfg.Logger.With().Str("caller", callerLabel(c)).Logger()
+	}
+	file := spec.file
 	var servers []aggregate.Server
 	for _, name := range file.Enabled() {
+		if !g.mayUse(c, file.Servers[name]) {
+			continue
+		}
 		servers = append(servers, aggregate.Server{
 			Name: name,
 			Dial: func(ctx context.Context) (io.ReadCloser, io.WriteCloser, func() error, error) {
-				return g.DialServer(ctx, name)
+				return g.DialServer(ctx, name, c.authorization)
 			},
 		})
 	}
+	join := time.Duration(file.Bridge.JoinTimeout)
 	agg, err := aggregate.New(aggregate.Config{
 		Servers:        servers,
 		Separator:      file.Bridge.Separator,
-		JoinTimeout:    time.Duration(file.Bridge.JoinTimeout),
+		JoinTimeout:    join,
+		ListTimeout:    join, // every step of every server, not only initialize
+		OnAbsent:       cfg.Telemetry.AggregateAbsent,
 		Logger:         cfg.Logger,
 		MaxMessageSize: cfg.MaxMessageSize,
 	})
@@ -59,7 +98,16 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*route, error) {
 	if err != nil {
 		return nil, errorf("aggregated endpoint: %w", err)
 	}
-	return &route{name: "aggregate", h: h, idleCh: make(chan struct{})}, nil
+	return h, nil
+}
+
+// callerLabel names a caller in the aggregate's logs: the OAuth
+// principal, or a prefix of a static token's hash (as serve names it).
+func callerLabel(c *caller) string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.key[:min(len(c.key), len("token:")+8)]
 }
 
 // aggregateChanged reports whether a reload must rebuild the aggregated

@@ -30,9 +30,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // With OAuth on, every endpoint is its own protected resource: a token
 // for /servers/memos/mcp opens memos and nothing else, each endpoint
 // publishes its own RFC 9728 metadata, a server's scopes from the file
-// are required on top of the common ones, and the aggregated /mcp still
-// reaches every server (its in-process clients hold the internal token,
-// never the client's).
+// are required on top of the common ones, and the aggregated /mcp reaches
+// every server the caller's scopes open (caller_test.go: those it does
+// not open are left out).
 func TestGatewayOAuthPerEndpoint(t *testing.T) {
 	as := rsauthtest.New("")
 	t.Cleanup(as.Close)
@@ -109,7 +109,7 @@ func TestGatewayOAuthPerEndpoint(t *testing.T) {
 	defer cs.Close()
 	callOK(t, ctx, cs, probes["memos"])
 
-	hc = &http.Client{Transport: bearer{token(AggregatePath, "mcp"), http.DefaultTransport}}
+	hc = &http.Client{Transport: bearer{token(AggregatePath, "mcp memos:write"), http.DefaultTransport}}
 	agg, err := mcp.NewClient(&mcp.Implementation{Name: "gw-oauth", Version: "1"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {

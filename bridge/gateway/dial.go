@@ -77,8 +77,10 @@ func (g *Gateway) memClient() *http.Client {
 // through a connect.Bridge (any era the writer speaks; translated as for a
 // remote client), and its answers are read from the returned reader. The
 // func ends the connection (the bridge's stdin is closed, then its ctx
-// cancelled) and joins it.
-func (g *Gateway) DialServer(ctx context.Context, name string) (io.ReadCloser, io.WriteCloser, func() error, error) {
+// cancelled) and joins it. authorization is the Authorization header the
+// requests carry: the credential of the caller the connection acts for
+// (caller.go), "" for none.
+func (g *Gateway) DialServer(ctx context.Context, name, authorization string) (io.ReadCloser, io.WriteCloser, func() error, error) {
 	// The goroutines start under the read lock, with Close not begun:
 	// Close sets closed under the write lock before it waits for them.
 	g.mu.RLock()
@@ -91,7 +93,7 @@ func (g *Gateway) DialServer(ctx context.Context, name string) (io.ReadCloser, i
 		// ignores it.
 		URL:        "http://localhost" + Path(name),
 		HTTPClient: g.memClient(),
-		Header:     g.internalHeader(),
+		Header:     authHeader(authorization),
 		Logger:     g.cfg.Base.Logger.With().Str("server", name).Str("client", "in-process").Logger(),
 	})
 	if err != nil {
@@ -132,11 +134,11 @@ func (g *Gateway) DialServer(ctx context.Context, name string) (io.ReadCloser, i
 	return outR, inW, closeFn, nil
 }
 
-// internalHeader is what the gateway's own in-process clients send.
-func (g *Gateway) internalHeader() http.Header {
+// authHeader carries a caller's credential.
+func authHeader(authorization string) http.Header {
 	h := http.Header{}
-	if g.internalToken != "" {
-		h.Set("Authorization", "Bearer "+g.internalToken)
+	if authorization != "" {
+		h.Set("Authorization", authorization)
 	}
 	return h
 }

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -64,12 +66,14 @@ type Gateway struct {
 	mu      sync.RWMutex
 	file    *teamconfig.Config
 	routes  map[string]*route // enabled servers
-	agg     *route            // the aggregated endpoint; nil when off
-	started bool
+	agg     *aggFront         // the aggregated endpoint; nil when off
+	started atomic.Bool       // read by a caller's first request, under aggFront's lock
 	closed  bool
 
-	mem           *memNet // in-memory listener for the gateway's own clients (dial.go)
-	internalToken string  // what they authenticate with; "" without inbound auth
+	mem        *memNet             // in-memory listener for the gateway's own clients (dial.go)
+	aggAuth    serve.Authenticator // the aggregated endpoint's resource server; nil without OAuth
+	staticSums map[[32]byte]bool   // SHA-256 of every static token (identify)
+	delegates  delegates           // credentials of the aggregate's OAuth callers
 
 	draining chan struct{}
 	drainOne sync.Once
@@ -90,12 +94,7 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		stop:     make(chan struct{}),
 	}
 	g.mem = newMemNet()
-	if len(cfg.Base.AuthTokens) > 0 || cfg.Base.AuthToken != "" || len(cfg.Base.NamedTokens) > 0 || cfg.Auth != nil || cfg.Base.Auth != nil {
-		// The gateway's own in-process clients (DialServer) authenticate
-		// with a token of their own, a principal no person holds.
-		g.internalToken = "mcp-bridge-internal-" + rand.Text()
-		g.cfg.Base.AuthTokens = append(slices.Clone(cfg.Base.AuthTokens), g.internalToken)
-	}
+	g.setStatic(cfg.Base.NamedTokens)
 	for _, name := range file.Enabled() {
 		rt, err := g.newRoute(file, file.Servers[name])
 		if err != nil {
@@ -106,14 +105,14 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		}
 		g.routes[name] = rt
 	}
-	agg, err := g.newAggregate(file)
+	spec, err := g.newAggregate(file)
 	if err != nil {
 		for _, r := range g.routes {
 			r.h.Close()
 		}
 		return nil, err
 	}
-	g.agg = agg
+	g.setAggregate(spec)
 	return g, nil
 }
 
@@ -121,17 +120,27 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 func (g *Gateway) Start() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.started {
+	if g.started.Load() {
 		return
 	}
-	g.started = true
+	g.started.Store(true)
 	for _, name := range sortedRoutes(g.routes) {
 		g.routes[name].h.Start()
 	}
 	if g.agg != nil {
-		g.agg.h.Start()
+		for _, h := range g.agg.handlers() {
+			h.Start()
+		}
 	}
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           g,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Marks what comes over this listener as the gateway's own
+		// (routeAuth): nothing outside the process can set it.
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, inMemory{}, true)
+		},
+	}
 	g.wg.Go(func() { srv.Serve(g.mem) })
 	g.wg.Go(func() {
 		<-g.stop
@@ -166,7 +175,7 @@ func (g *Gateway) handlers() []*serve.Handler {
 		out = append(out, rt.h)
 	}
 	if g.agg != nil {
-		out = append(out, g.agg.h)
+		out = append(out, g.agg.handlers()...)
 	}
 	return out
 }
@@ -227,6 +236,7 @@ func (g *Gateway) BeginShutdown() {
 func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
 	g.mu.Lock()
 	g.cfg.Base.NamedTokens = tokens
+	g.setStatic(tokens)
 	g.mu.Unlock()
 	for _, h := range g.handlers() {
 		h.SetTokens(tokens)
@@ -260,9 +270,9 @@ func (g *Gateway) Close() error {
 	g.BeginShutdown()
 	g.mu.Lock()
 	g.closed = true
-	routes := g.routes
+	routes := slices.Collect(maps.Values(g.routes))
 	if g.agg != nil {
-		routes["/aggregate"] = g.agg // a key no server name can be
+		routes = append(routes, g.agg.close()...)
 		g.agg = nil
 	}
 	g.routes = map[string]*route{}
@@ -306,3 +316,33 @@ func (g *Gateway) retire(rt *route, why string) {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }
+
+// setAggregate puts the aggregated endpoint built from spec in place (nil:
+// off) and returns the routes of the callers of the one it replaces.
+// g.mu is held (or g not yet shared).
+func (g *Gateway) setAggregate(spec *aggSpec) []*route {
+	var old []*route
+	if g.agg != nil {
+		old = g.agg.close()
+	}
+	g.agg, g.aggAuth = nil, nil
+	if spec != nil {
+		g.agg = newAggFront(g, spec)
+		g.aggAuth = spec.cfg.Auth
+		if g.aggAuth == nil {
+			g.aggAuth = g.cfg.Base.Auth
+		}
+	}
+	return old
+}
+
+// startLike brings a Handler made after Start to the state of the others:
+// started, and draining if they are.
+func (g *Gateway) startLike(h *serve.Handler) {
+	if g.started.Load() {
+		h.Start()
+	}
+	if g.isDraining() {
+		h.BeginDrain()
+	}
+}

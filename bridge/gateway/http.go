@@ -35,9 +35,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			notFound(w, "the aggregated endpoint is off (mcpBridge.aggregate); servers are at /servers/<name>/mcp")
 			return
 		}
-		agg.enter()
-		defer agg.leave()
-		agg.h.ServeHTTP(w, r)
+		agg.ServeHTTP(w, r)
 		return
 	}
 	name, rest, ok := serverPath(strings.TrimPrefix(p, metadataPrefix))

@@ -17,7 +17,7 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 		return teamconfig.Changes{}, errorf("reload after Close")
 	}
 	ch := teamconfig.Diff(g.file, file)
-	var agg *route
+	var agg *aggSpec
 	rebuildAgg := aggregateChanged(g.file, file, ch)
 	if rebuildAgg {
 		var err error
@@ -32,9 +32,6 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 			for _, r := range fresh {
 				r.h.Close()
 			}
-			if agg != nil {
-				agg.h.Close()
-			}
 			return teamconfig.Changes{}, err
 		}
 		fresh[name] = rt
@@ -47,7 +44,7 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 		g.retire(g.routes[name], "changed")
 	}
 	for name, rt := range fresh {
-		if g.started {
+		if g.started.Load() {
 			rt.h.Start()
 		}
 		if g.isDraining() {
@@ -60,18 +57,9 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 		g.routes[name].srv = file.Servers[name]
 	}
 	if rebuildAgg {
-		if g.agg != nil {
-			g.retire(g.agg, "servers changed")
+		for _, rt := range g.setAggregate(agg) {
+			g.retire(rt, "servers changed")
 		}
-		if agg != nil {
-			if g.started {
-				agg.h.Start()
-			}
-			if g.isDraining() {
-				agg.h.BeginDrain()
-			}
-		}
-		g.agg = agg
 	}
 	g.file = file
 	g.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Strs("changed", ch.Changed).

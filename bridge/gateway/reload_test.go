@@ -73,16 +73,17 @@ func TestGatewayReload(t *testing.T) {
 
 // DialServer gives an in-process stdio connection to a route through the
 // in-memory listener; with inbound auth on, it authenticates with the
-// gateway's own token while an outside client without one gets 401.
+// credential it is given (here a static token), as an outside client
+// must: there is no token of the gateway's own.
 func TestDialServer(t *testing.T) {
 	gw := startGatewayWith(t, configJSON(remoteServer(t), ""), serve.Config{AuthTokens: []string{"outside-token"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, _, _, err := gw.DialServer(ctx, "off"); err == nil {
+	if _, _, _, err := gw.DialServer(ctx, "off", "Bearer outside-token"); err == nil {
 		t.Fatal("DialServer(disabled) succeeded")
 	}
 	for _, name := range []string{"memos", "remote"} {
-		r, w, closeFn, err := gw.DialServer(ctx, name)
+		r, w, closeFn, err := gw.DialServer(ctx, name, "Bearer outside-token")
 		if err != nil {
 			t.Fatal(err)
 		}

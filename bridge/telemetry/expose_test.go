@@ -89,6 +89,7 @@ func TestExpositionDifferential(t *testing.T) {
 	srv.Restarted()
 	srv.InputRound()
 	srv.InputRound()
+	tel.AggregateAbsent("stuck", "tools/list")
 	stop := srv.Watch(func() Gauges { return Gauges{Children: 3, LegacySessions: 4, BufferedBytes: 5 << 30, Inflight: 6} })
 	defer stop()
 
@@ -107,6 +108,7 @@ func TestExpositionDifferential(t *testing.T) {
 		"mcp_bridge_legacy_sessions":            dto.MetricType_GAUGE,
 		"mcp_bridge_buffered_bytes":             dto.MetricType_GAUGE,
 		"mcp_bridge_inflight_requests":          dto.MetricType_GAUGE,
+		"mcp_bridge_aggregate_absent_total":     dto.MetricType_COUNTER,
 		"go_goroutines":                         dto.MetricType_GAUGE,
 		"go_threads":                            dto.MetricType_GAUGE,
 		"go_memstats_alloc_bytes":               dto.MetricType_GAUGE,
@@ -220,6 +222,7 @@ func TestExpositionDifferential(t *testing.T) {
 		{"mcp_bridge_child_restarts_total", map[string]string{LabelServer: "srv"}, 1},
 		{"mcp_bridge_child_restarts_total", map[string]string{LabelServer: "remote"}, 0},
 		{"mcp_bridge_input_rounds_total", map[string]string{LabelServer: "srv"}, 2},
+		{"mcp_bridge_aggregate_absent_total", map[string]string{LabelServer: "stuck", LabelReason: "tools/list"}, 1},
 		{"mcp_bridge_open_streams", map[string]string{LabelServer: "srv"}, 1},
 		{"mcp_bridge_children", map[string]string{LabelServer: "srv"}, 3},
 		{"mcp_bridge_legacy_sessions", map[string]string{LabelServer: "srv"}, 4},

@@ -27,6 +27,7 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 type metrics struct {
 	ops                                         map[Side]*family
 	rejects, restart, rounds, streams, requests *family
+	absent                                      *family // aggregate.go
 	static                                      []*family
 
 	mu      sync.Mutex
@@ -64,7 +65,10 @@ func (t *Telemetry) initMetrics() {
 	m.requests = newFamily(metricsPrefix+"requests_total",
 		"HTTP requests to the MCP endpoint by the principal they were admitted as: the name of the static token (from --auth-token-file; unnamed: token: and a prefix of its SHA-256), the OAuth subject, or anonymous (no credentials, or refused). At most "+strconv.Itoa(MaxPrincipals)+" principals per server; later ones count as _other.",
 		kindCounter, LabelServer, LabelPrincipal)
-	m.static = []*family{m.ops[Server], m.ops[Client], m.rejects, m.restart, m.rounds, m.streams, m.requests}
+	m.absent = newFamily(metricsPrefix+"aggregate_absent_total",
+		"Answers of the aggregated endpoint a server was left out of, by server and step (initialize: it missed joinTimeout and joins later; a list method: it did not answer it within joinTimeout, or answered with an error).",
+		kindCounter, LabelServer, LabelReason)
+	m.static = []*family{m.ops[Server], m.ops[Client], m.rejects, m.restart, m.rounds, m.streams, m.requests, m.absent}
 	t.met = m
 }
 

@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+)
+
+// oauthGateway serves memos (which requires the scope memos:write on top
+// of the common "mcp") and everything, with the aggregate and access logs
+// on.
+func oauthGateway(t *testing.T) (*testGateway, func(sub, scope string) string) {
+	as := rsauthtest.New("")
+	t.Cleanup(as.Close)
+	rs, err := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const public = "https://mcp.example.com"
+	hook := func(path string, scopes []string) (serve.Authenticator, error) {
+		return rs.Resource(public+path, append([]string{"mcp"}, scopes...))
+	}
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}, "everything": {"command": %q}},
+  "mcpBridge": {"aggregate": true, "servers": {"memos": {"scopes": ["memos:write"]}}}}`, bins["memos"], bins["everything"])
+	gw := startGatewayCfg(t, file, Config{Auth: hook, Base: serve.Config{AccessLog: true}})
+	return gw, func(sub, scope string) string {
+		return as.Token(rsauthtest.Claims{Subject: sub, Audience: []string{public + AggregatePath}, Scope: scope})
+	}
+}
+
+func aggClient(t *testing.T, ctx context.Context, gw *testGateway, token, version string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "caller-test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("Connect(%q): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[tl.Name] = true
+	}
+	return names
+}
+
+// Through the aggregated /mcp each server enforces its own scopes against
+// the caller's: a token without memos:write sees none of memos' tools and
+// cannot call them, in both eras, while everything's serve it; a token
+// with the scope sees and calls memos. Each route sees the caller's own
+// principal (its access log names the OAuth subject, not an internal
+// one).
+func TestAggregateCarriesCaller(t *testing.T) {
+	gw, token := oauthGateway(t)
+	for _, v := range versions[:2] {
+		t.Run(v.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			weak := aggClient(t, ctx, gw, token("alice", "mcp"), v.version)
+			names := toolNames(t, ctx, weak)
+			for n := range names {
+				if strings.HasPrefix(n, "memos_") {
+					t.Errorf("a caller without memos:write lists %s", n)
+				}
+			}
+			if !names["everything_"+probes["everything"]] {
+				t.Errorf("the caller's tools lack everything_%s: %v", probes["everything"], names)
+			}
+			callOK(t, ctx, weak, "everything_"+probes["everything"])
+			res, err := weak.CallTool(ctx, &mcp.CallToolParams{Name: "memos_" + probes["memos"], Arguments: map[string]any{}})
+			if err == nil && !res.IsError {
+				t.Errorf("a caller without memos:write called memos_%s: %s", probes["memos"], toolText(res))
+			}
+
+			strong := aggClient(t, ctx, gw, token("bob", "mcp memos:write"), v.version)
+			if names := toolNames(t, ctx, strong); !names["memos_"+probes["memos"]] {
+				t.Errorf("a caller with memos:write lacks memos_%s: %v", probes["memos"], names)
+			}
+			callOK(t, ctx, strong, "memos_"+probes["memos"])
+		})
+	}
+	// Each route's access log names the caller.
+	seen := map[string]map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(gw.log.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Server    string `json:"server"`
+			Principal string `json:"principal"`
+			Status    int    `json:"status"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Principal == "" || line.Server == "" {
+			continue
+		}
+		if seen[line.Server] == nil {
+			seen[line.Server] = map[string]bool{}
+		}
+		sub := line.Principal[strings.LastIndex(line.Principal, " ")+1:]
+		seen[line.Server][sub] = true
+	}
+	if !seen["memos"]["bob"] || seen["memos"]["alice"] {
+		t.Errorf("memos' access log principals = %v, want bob and not alice", seen["memos"])
+	}
+	if !seen["everything"]["alice"] || !seen["everything"]["bob"] {
+		t.Errorf("everything's access log principals = %v, want alice and bob", seen["everything"])
+	}
+	for server, ps := range seen {
+		for p := range ps {
+			if strings.HasPrefix(p, "token:") {
+				t.Errorf("%s's access log names %q: an internal principal", server, p)
+			}
+		}
+	}
+}
+
+// A delegated caller's credential works only over the gateway's
+// in-memory listener: presented from outside it is refused like any
+// unknown token.
+func TestDelegateRefusedFromOutside(t *testing.T) {
+	gw, _ := oauthGateway(t)
+	c := &caller{key: "oauth:x", name: "x", scopes: []string{"mcp", "memos:write"}}
+	gw.delegates.mint(c)
+	defer gw.delegates.revoke(c)
+	for _, path := range []string{Path("memos"), Path("everything"), AggregatePath} {
+		req, _ := http.NewRequest("POST", gw.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", c.authorization)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s with a delegate credential from outside: %d, want 401", path, resp.StatusCode)
+		}
+	}
+}
+
+// With static tokens, each route sees the aggregate's caller as the
+// holder of its own token: its name from the token file, in the route's
+// access log.
+func TestAggregateCarriesStaticCaller(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{AccessLog: true, NamedTokens: []serve.NamedToken{{Name: "team-a", Token: "tok-a"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, v := range versions[:2] {
+		callOK(t, ctx, aggClient(t, ctx, gw, "tok-a", v.version), "memos_"+probes["memos"])
+	}
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(gw.log.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct{ Server, Principal string }
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Server != "memos" || line.Principal == "" {
+			continue
+		}
+		if line.Principal != "team-a" {
+			t.Errorf("memos' access log names %q, want team-a", line.Principal)
+		}
+		found = true
+	}
+	if !found {
+		t.Error("no access log line of memos")
+	}
+}
