@@ -39,7 +39,7 @@ func (a *Authorizer) Login(ctx context.Context) (*Grant, error) {
 	lctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
 	t0 := time.Now()
-	g, err := a.renew(lctx, http.StatusUnauthorized, ch, "", true)
+	g, _, err := a.renew(lctx, http.StatusUnauthorized, ch, "", true)
 	if err != nil {
 		if errors.Is(err, ErrLogin) {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,12 @@ const (
 	DefaultTimeout    = 5 * time.Minute
 	DefaultMaxStepUps = 2
 	defaultClientName = "mcp-bridge"
+
+	// ReloginInterval is how long after a browser login whose token the
+	// server never accepted no other browser login starts: a server that
+	// refuses every fresh token (a wrong audience, a clock skew) would
+	// otherwise open one browser tab per request.
+	ReloginInterval = 5 * time.Minute
 )
 
 // Config configures the OAuth client for one MCP server.
@@ -135,6 +142,10 @@ type Authorizer struct {
 	running   chan struct{} // non-nil while a login runs; closed at its end
 	attempts  uint64        // logins finished
 	lastErr   error         // the last login's error, nil if it worked
+	mem       *Record       // the record when there is no Store
+	loginAt   time.Time     // the last browser login that gave a token
+	loginGen  uint64        // the generation of that login's token
+	accepted  uint64        // the newest generation the server accepted
 
 	sem chan struct{} // one login at a time in this process
 
@@ -364,7 +375,7 @@ func (a *Authorizer) Handle(ctx context.Context, gen uint64, status int, h http.
 
 	t0 := time.Now()
 	lctx, cancel := context.WithTimeout(a.ctx, a.cfg.Timeout)
-	g, err := a.renew(lctx, status, ch, failed, false)
+	g, interactive, err := a.renew(lctx, status, ch, failed, false)
 	cancel()
 	if err != nil && !errors.Is(err, ErrLogin) {
 		err = &LoginError{Server: a.server, Err: err}
@@ -376,6 +387,9 @@ func (a *Authorizer) Handle(ctx context.Context, gen uint64, status int, h http.
 	if err == nil {
 		a.grant = g
 		a.gen++
+		if interactive {
+			a.loginAt, a.loginGen = a.now(), a.gen
+		}
 	}
 	a.running = nil
 	close(done)
@@ -389,11 +403,11 @@ func (a *Authorizer) Handle(ctx context.Context, gen uint64, status int, h http.
 }
 
 // renew does the work of Handle under the in-process and cross-process
-// locks.
-func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed string, force bool) (*Grant, error) {
+// locks; interactive reports that the grant came from a browser login.
+func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed string, force bool) (g *Grant, interactive bool, err error) {
 	disc, err := a.discovery(ctx, ch)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	issuer := disc.Server.Issuer
 	scopes := a.scopes(disc, ch, status)
@@ -401,24 +415,20 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	if a.cfg.Store != nil {
 		unlock, err := a.cfg.Store.Lock(ctx, a.server)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		defer unlock()
 	}
-	rec := &Record{Server: a.server}
-	if a.cfg.Store != nil {
-		if rec, err = a.cfg.Store.Load(a.server); err != nil {
-			return nil, err
-		}
-	} else if a.grant != nil {
-		rec.Grants = []Grant{*a.grant}
+	rec, err := a.record()
+	if err != nil {
+		return nil, false, err
 	}
-	g := a.pick(rec, issuer)
+	g = a.pick(rec, issuer)
 	if !force && g != nil && g.Token.AccessToken != "" && g.Token.AccessToken != failed && !g.Token.expired(a.now()) &&
 		(status != http.StatusForbidden || coversScopes(g.Token.Scopes, scopes)) {
 		// Another process logged in while this one waited for the lock.
 		a.cfg.Logger.Info().Str("issuer", issuer).Msg("oauth: using the token another mcp-bridge process obtained")
-		return g, nil
+		return g, false, nil
 	}
 	if g == nil {
 		g = &Grant{Issuer: issuer}
@@ -426,25 +436,25 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	resource := a.resource(disc)
 	g.Resource = resource
 
+	known := false // the authorization server showed that it knows g.Client
 	if !force && status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant == GrantAuthorizationCode {
 		t, err := a.refresh(ctx, disc.Server, g, resource)
 		if err == nil {
 			g.Token = *t
-			return g, a.save(rec, g)
+			return g, false, a.save(rec, g)
 		}
 		var te *TokenError
 		if !errors.As(err, &te) {
-			return nil, err
+			return nil, false, err
 		}
 		// invalid_grant and friends: the refresh token is dead (revoked,
 		// expired, rotated away); a new login is the way out.
 		a.cfg.Logger.Info().Str("issuer", issuer).Str("error", te.Code).Msg("oauth: refresh token rejected; logging in again")
 		g.Token = Token{}
-		if (te.Code == "invalid_client" || te.Code == "unauthorized_client") && g.Client.Source == "dynamic" {
-			// The server no longer knows the registration (a reset, an
-			// expiry): using it for the login would only show the person an
-			// error page. Register again.
-			g.Client = Client{}
+		if forgotten(err) {
+			a.forget(rec, g)
+		} else {
+			known = true
 		}
 	}
 
@@ -452,27 +462,88 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	if a.cfg.Grant == GrantClientCredentials {
 		t, err = a.clientCredentials(ctx, disc.Server, g, scopes, resource)
 	} else {
-		t, err = a.authorizationCode(ctx, disc, g, scopes, resource)
+		if !force && status == http.StatusUnauthorized {
+			if err := a.reloginAllowed(); err != nil {
+				return nil, false, err
+			}
+		}
+		t, err = a.authorizationCode(ctx, disc, rec, g, scopes, resource, known)
+		interactive = true
 	}
 	if err != nil {
-		return nil, err
+		if forgotten(err) {
+			a.forget(rec, g)
+		}
+		return nil, false, staticTokenHint(err, disc, ch)
 	}
 	g.Token = *t
-	return g, a.save(rec, g)
+	return g, interactive, a.save(rec, g)
+}
+
+// record loads the stored record, or with no Store the one in memory.
+func (a *Authorizer) record() (*Record, error) {
+	if a.cfg.Store != nil {
+		return a.cfg.Store.Load(a.server)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mem == nil {
+		a.mem = &Record{Server: a.server}
+	}
+	c := &Record{Server: a.server, Grants: slices.Clone(a.mem.Grants)}
+	return c, nil
+}
+
+// reloginAllowed refuses a browser login while the last one's token, from
+// less than ReloginInterval ago, was never accepted by the server: the
+// server refuses fresh tokens, and another login would only give another.
+func (a *Authorizer) reloginAllowed() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.loginAt.IsZero() || a.accepted >= a.loginGen {
+		return nil
+	}
+	ago := a.now().Sub(a.loginAt)
+	if ago >= ReloginInterval {
+		return nil
+	}
+	return fmt.Errorf("%w: the server refused the token of the browser login %s ago; no other login before %s (check the server's audience/resource and issuer settings, or run `mcp-bridge auth login`)",
+		ErrRefused, ago.Round(time.Second), (ReloginInterval - ago).Round(time.Second))
+}
+
+// ErrRefused is matched when the server refused a freshly obtained token
+// and no new browser login is started for it.
+var ErrRefused = errors.New("oauth: the server refuses fresh tokens")
+
+// accept records that the server accepted the token of generation gen.
+func (a *Authorizer) accept(gen uint64) {
+	a.mu.Lock()
+	if gen > a.accepted {
+		a.accepted = gen
+	}
+	a.mu.Unlock()
 }
 
 // save stores g (stamped now) in rec and writes rec.
 func (a *Authorizer) save(rec *Record, g *Grant) error {
 	g.Updated = a.now().UTC()
 	rec.put(*g)
-	if a.cfg.Store == nil {
-		return nil
-	}
-	if err := a.cfg.Store.Save(rec); err != nil {
+	if err := a.write(rec); err != nil {
 		// The token works for this process; only later runs lose it.
 		a.cfg.Logger.Warn().Err(err).Msg("oauth: could not save the token")
 	}
 	return nil
+}
+
+// write keeps rec in the Store, or in memory without one.
+func (a *Authorizer) write(rec *Record) error {
+	if a.cfg.Store == nil {
+		a.mu.Lock()
+		a.mem = &Record{Server: rec.Server, Grants: slices.Clone(rec.Grants)}
+		a.mu.Unlock()
+		return nil
+	}
+	return a.cfg.Store.Save(rec)
 }
 
 // discovery returns the cached discovery, or discovers again when there is

@@ -64,6 +64,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 	}
 	var prm *ResourceMetadata
 	var prmErr error
+	var from string // the URL prm came from
 	for _, u := range urls {
 		b, found, err := a.getJSON(ctx, u, nil)
 		if err != nil {
@@ -81,7 +82,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 			prmErr = err
 			continue
 		}
-		prm = m
+		prm, from = m, u
 		break
 	}
 	if prm == nil {
@@ -96,12 +97,18 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) (*Discovery, er
 		}
 		return &Discovery{Server: sm}, nil
 	}
-	// RFC 9728 §3.3: the resource in the metadata must identify the
-	// resource the client asked about; if not, "the information contained
-	// in the metadata MUST NOT be used". A client that went on would hand
-	// a token for this server to whichever resource the document names.
-	if prm.Resource != "" && !resourceCovers(prm.Resource, a.cfg.ServerURL) {
-		return nil, fmt.Errorf("%w: the protected resource metadata is for %q, not for %s", ErrMetadata, oneLine(prm.Resource, 200), a.cfg.ServerURL)
+	// RFC 9728 §3.3: "The resource value returned MUST be identical to the
+	// protected resource's resource identifier value into which the
+	// well-known URI path suffix was inserted to create the URL used to
+	// retrieve the metadata. If these values are not identical, the data
+	// contained in the response MUST NOT be used." and, for a URL from
+	// WWW-Authenticate, "the resource value returned MUST be identical to
+	// the URL that the client used to make the request to the resource
+	// server." A client that went on would hand a token for this server to
+	// whichever resource the document names (a parent path is another
+	// resource, possibly another tenant's).
+	if prm.Resource != "" && !resourceIdentical(prm.Resource, a.cfg.ServerURL, from == rootWellKnown(endpoint)) {
+		return nil, fmt.Errorf("%w: the protected resource metadata is for %q, not for %s (RFC 9728 §3.3: they must be identical)", ErrMetadata, oneLine(prm.Resource, 200), a.cfg.ServerURL)
 	}
 	// RFC 9728 §7.6 leaves the choice among several authorization servers
 	// to the client; the first one whose metadata is usable wins.
@@ -160,6 +167,9 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string) (*Server
 // authorization base URL": /authorize, /token, /register.
 func (a *Authorizer) legacyServerMetadata(ctx context.Context, endpoint *url.URL) (*ServerMetadata, error) {
 	base := endpoint.Scheme + "://" + endpoint.Host
+	if err := checkSecure("authorization base URL", base); err != nil {
+		return nil, err
+	}
 	b, found, err := a.getJSON(ctx, base+"/.well-known/oauth-authorization-server", nil)
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()

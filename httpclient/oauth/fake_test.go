@@ -33,6 +33,10 @@ type fakeAS struct {
 	cimd         bool
 	preClientID  string
 	preSecret    string
+	regScopeReq  bool   // registration must name a scope; logins stay within it (as Ory Hydra)
+	prmResource  string // resource in the protected resource metadata ("" the endpoint)
+	denyNext     int    // refuse this many authorization requests (access_denied)
+	refuseAll    bool   // the MCP endpoint answers 401 to every token
 
 	mu            sync.Mutex
 	challenge     map[string]string // code -> code_challenge
@@ -44,6 +48,8 @@ type fakeAS struct {
 	refreshTokens map[string]string // refresh -> scope
 	n             int
 	registrations int
+	regScopes     map[string]string // client_id -> registered scope
+	regRequests   []map[string]any
 	authorizes    []url.Values
 	tokenForms    []url.Values
 	tokenAuth     []string
@@ -53,7 +59,7 @@ type fakeAS struct {
 func newFakeAS(t *testing.T) *fakeAS {
 	f := &fakeAS{t: t, challenge: map[string]string{}, codeRedirect: map[string]string{}, codeScope: map[string]string{},
 		codeResource: map[string]string{}, clients: map[string]string{}, tokens: map[string][]string{}, refreshTokens: map[string]string{},
-		expiresIn: 3600}
+		expiresIn: 3600, regScopes: map[string]string{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -68,7 +74,11 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 	base := f.srv.URL
 	switch r.URL.Path {
 	case "/.well-known/oauth-protected-resource/mcp":
-		writeJSON(w, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base + "/as"}, "scopes_supported": f.prmScopes})
+		res := base + "/mcp"
+		if f.prmResource != "" {
+			res = f.prmResource
+		}
+		writeJSON(w, map[string]any{"resource": res, "authorization_servers": []string{base + "/as"}, "scopes_supported": f.prmScopes})
 	case "/.well-known/oauth-authorization-server/as":
 		md := map[string]any{
 			"issuer": base + "/as", "authorization_endpoint": base + "/as/authorize", "token_endpoint": base + "/as/token",
@@ -94,8 +104,16 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]string{"error": "invalid_client_metadata", "error_description": "application_type"})
 			return
 		}
+		f.regRequests = append(f.regRequests, req)
+		scope, _ := req["scope"].(string)
+		if f.regScopeReq && scope == "" {
+			w.WriteHeader(400)
+			writeJSON(w, map[string]string{"error": "invalid_client_metadata", "error_description": "scope is required"})
+			return
+		}
 		f.registrations++
 		id := fmt.Sprintf("client-%d", f.registrations)
+		f.regScopes[id] = scope
 		resp := map[string]any{"client_id": id, "redirect_uris": req["redirect_uris"]}
 		m, _ := req["token_endpoint_auth_method"].(string)
 		if m != "" && m != "none" {
@@ -114,16 +132,36 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "pkce", 400)
 			return
 		}
+		id := q.Get("client_id")
+		if _, known := f.clients[id]; !known && id != f.preClientID && !(f.cimd && strings.HasPrefix(id, "https://")) {
+			// RFC 6749 §4.1.2.1: an invalid client id is shown to the
+			// person, never redirected.
+			http.Error(w, "invalid_client: unknown client", 400)
+			return
+		}
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		rq := to.Query()
+		rq.Set("state", q.Get("state"))
+		refuse := ""
+		if f.denyNext > 0 {
+			f.denyNext--
+			refuse = "access_denied"
+		} else if reg, ok := f.regScopes[id]; ok && f.regScopeReq && !coversScopes(strings.Fields(reg), strings.Fields(q.Get("scope"))) {
+			refuse = "invalid_scope"
+		}
+		if refuse != "" {
+			rq.Set("error", refuse)
+			to.RawQuery = rq.Encode()
+			http.Redirect(w, r, to.String(), http.StatusFound)
+			return
+		}
 		f.n++
 		code := fmt.Sprintf("code-%d", f.n)
 		f.challenge[code] = q.Get("code_challenge")
 		f.codeRedirect[code] = q.Get("redirect_uri")
 		f.codeScope[code] = q.Get("scope")
 		f.codeResource[code] = q.Get("resource")
-		to, _ := url.Parse(q.Get("redirect_uri"))
-		rq := to.Query()
 		rq.Set("code", code)
-		rq.Set("state", q.Get("state"))
 		if f.sendIss != "" {
 			rq.Set("iss", f.sendIss)
 		}
@@ -205,7 +243,7 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(h, "Bearer ")
 		scopes, valid := f.tokens[tok]
 		prm := base + "/.well-known/oauth-protected-resource/mcp"
-		if !ok || !valid {
+		if !ok || !valid || f.refuseAll {
 			c := fmt.Sprintf(`Bearer resource_metadata="%s"`, prm)
 			if f.wwwScope != "" {
 				c += fmt.Sprintf(`, scope="%s"`, f.wwwScope)

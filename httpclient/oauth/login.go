@@ -1,18 +1,14 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
-	"time"
 )
 
 // randomString is 32 random bytes, base64url: a PKCE code verifier
@@ -32,7 +28,12 @@ func s256(verifier string) string {
 // authorizationCode runs the browser login: client identity, PKCE, the
 // authorization request through the browser, the checks on the response,
 // and the code exchange.
-func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, g *Grant, scopes []string, resource string) (*Token, error) {
+//
+// A registration is kept (in rec) as soon as it is made, so that a login
+// that fails does not cost another one; a stored registration the server
+// may have forgotten is checked first unless known says the server showed
+// that it knows it.
+func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *Record, g *Grant, scopes []string, resource string, known bool) (*Token, error) {
 	md := d.Server
 	if !md.SupportsPKCE() {
 		// 2025-11-25 authorization §Authorization Code Protection: "If
@@ -61,11 +62,10 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, g *Gra
 	defer lb.close()
 	redirect := lb.redirectURI()
 
-	c, err := a.client(ctx, md, g, redirect)
+	c, err := a.identity(ctx, md, rec, g, redirect, scopes, known)
 	if err != nil {
 		return nil, err
 	}
-	g.Client = *c
 
 	verifier := randomString()
 	q := url.Values{
@@ -78,6 +78,15 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, g *Gra
 	}
 	if len(scopes) > 0 {
 		q.Set("scope", scopeString(scopes))
+	}
+	if hasScope(scopes, "offline_access") {
+		// OpenID Connect Core §11: "When offline access is requested, a
+		// prompt parameter value of consent MUST be used unless other
+		// conditions for processing the request permitting offline access
+		// to the requested resources are in place." Providers that follow
+		// it (node-oidc-provider) drop offline_access without it, and then
+		// issue no refresh token.
+		q.Set("prompt", "consent")
 	}
 	if resource != "" {
 		// 2026-07-28 §Resource Parameter Implementation: the resource
@@ -123,7 +132,11 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, g *Gra
 	}
 	if e := resp.Get("error"); e != "" {
 		desc := resp.Get("error_description")
-		return nil, fmt.Errorf("the authorization server refused: %s: %s", oneLine(e, 64), oneLine(desc, 200))
+		err := fmt.Errorf("the authorization server refused: %s: %s", oneLine(e, 64), oneLine(desc, 200))
+		if e == "invalid_client" {
+			err = fmt.Errorf("%w: %w", errUnknownClient, err)
+		}
+		return nil, err
 	}
 	code := resp.Get("code")
 	if code == "" {
@@ -158,33 +171,6 @@ func checkIssuer(md *ServerMetadata, resp url.Values) error {
 	return nil
 }
 
-// client returns the client identity to use at md's server, in the order of
-// 2026-07-28 client-registration: pre-registered, Client ID Metadata
-// Document when supported, dynamic registration.
-func (a *Authorizer) client(ctx context.Context, md *ServerMetadata, g *Grant, redirect string) (*Client, error) {
-	if a.cfg.ClientID != "" {
-		return &Client{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret, AuthMethod: a.authMethod(md, a.cfg.ClientSecret != ""), Source: "pre-registered"}, nil
-	}
-	if a.cfg.ClientMetadataURL != "" && md.ClientIDMetadataDocumentSupported {
-		m := AuthNone
-		if a.cfg.ClientKey != nil {
-			m = AuthPrivateKeyJWT
-		}
-		return &Client{ID: a.cfg.ClientMetadataURL, AuthMethod: m, Source: "metadata-document"}, nil
-	}
-	if g.Client.Source == "dynamic" && g.Client.ID != "" && g.Client.RedirectURI == redirect &&
-		(g.Client.SecretExpiresAt == 0 || time.Unix(g.Client.SecretExpiresAt, 0).After(a.now())) {
-		return &g.Client, nil
-	}
-	if md.RegistrationEndpoint == "" {
-		if a.cfg.ClientMetadataURL != "" {
-			return nil, fmt.Errorf("%s supports neither Client ID Metadata Documents nor dynamic registration; pass a pre-registered --oauth-client-id", md.Issuer)
-		}
-		return nil, fmt.Errorf("%s has no dynamic client registration; register a client with it and pass --oauth-client-id (and --oauth-client-secret if it has one)", md.Issuer)
-	}
-	return a.register(ctx, md, redirect)
-}
-
 // authMethod picks the token endpoint authentication for a configured
 // client: private_key_jwt with a key, else with a secret the first of
 // client_secret_basic and client_secret_post the server lists (basic if it
@@ -201,83 +187,6 @@ func (a *Authorizer) authMethod(md *ServerMetadata, secret bool) string {
 		return AuthClientSecretPost
 	}
 	return AuthClientSecretBasic
-}
-
-// register performs RFC 7591 dynamic client registration as a native
-// public client where the server allows it.
-func (a *Authorizer) register(ctx context.Context, md *ServerMetadata, redirect string) (*Client, error) {
-	method := AuthNone
-	if ms := md.TokenEndpointAuthMethodsSupported; len(ms) > 0 && !slices.Contains(ms, AuthNone) {
-		switch {
-		case slices.Contains(ms, AuthClientSecretBasic):
-			method = AuthClientSecretBasic
-		case slices.Contains(ms, AuthClientSecretPost):
-			method = AuthClientSecretPost
-		}
-	}
-	body, _ := json.Marshal(map[string]any{
-		"client_name":    a.cfg.ClientName,
-		"redirect_uris":  []string{redirect},
-		"grant_types":    []string{"authorization_code", "refresh_token"},
-		"response_types": []string{"code"},
-		// 2026-07-28 client-registration: "MCP clients MUST specify an
-		// appropriate application_type during Dynamic Client
-		// Registration"; CLI tools "SHOULD use application_type: native".
-		"application_type":           "native",
-		"token_endpoint_auth_method": method,
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RegistrationEndpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	status, b, err := a.exchange(req)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client registration: %w", err)
-	}
-	if status != http.StatusCreated && status != http.StatusOK {
-		return nil, fmt.Errorf("dynamic client registration at %s: %w", md.RegistrationEndpoint, parseErrorResponse("registration", status, b))
-	}
-	c, err := ParseRegistration(b)
-	if err != nil {
-		return nil, err
-	}
-	if c.AuthMethod == "" {
-		c.AuthMethod = method
-		if c.Secret != "" && method == AuthNone {
-			c.AuthMethod = AuthClientSecretBasic
-		}
-	}
-	c.RedirectURI = redirect
-	c.Source = "dynamic"
-	a.cfg.Logger.Info().Str("issuer", md.Issuer).Str("auth_method", c.AuthMethod).Msg("oauth: registered a client")
-	return c, nil
-}
-
-// ParseRegistration decodes a client information response (RFC 7591 §3.2.1).
-func ParseRegistration(b []byte) (*Client, error) {
-	var r struct {
-		ClientID        string  `json:"client_id"`
-		ClientSecret    string  `json:"client_secret"`
-		AuthMethod      string  `json:"token_endpoint_auth_method"`
-		SecretExpiresAt float64 `json:"client_secret_expires_at"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%w: registration response: %v", ErrMetadata, err)
-	}
-	if r.ClientID == "" {
-		return nil, fmt.Errorf("%w: registration response has no client_id", ErrMetadata)
-	}
-	switch r.AuthMethod {
-	case "", AuthNone, AuthClientSecretBasic, AuthClientSecretPost:
-	default:
-		return nil, fmt.Errorf("%w: registration response: unsupported token_endpoint_auth_method %q", ErrMetadata, oneLine(r.AuthMethod, 40))
-	}
-	c := &Client{ID: r.ClientID, Secret: r.ClientSecret, AuthMethod: r.AuthMethod}
-	if r.SecretExpiresAt > 0 && r.SecretExpiresAt < 1e12 {
-		c.SecretExpiresAt = int64(r.SecretExpiresAt)
-	}
-	return c, nil
 }
 
 // refresh uses g's refresh token (RFC 6749 §6), with the resource.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -96,7 +97,50 @@ func ParseServerMetadata(b []byte, issuer string) (*ServerMetadata, error) {
 	if m.RegistrationEndpoint != "" && !httpURL(m.RegistrationEndpoint) {
 		m.RegistrationEndpoint = "" // unusable: as if absent
 	}
+	for _, e := range []struct{ name, url string }{
+		{"issuer", m.Issuer},
+		{"authorization_endpoint", m.AuthorizationEndpoint},
+		{"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint},
+	} {
+		if err := checkSecure(e.name, e.url); err != nil {
+			return nil, err
+		}
+	}
 	return &m, nil
+}
+
+// ErrInsecure is matched when an authorization server endpoint is plain
+// http on a host other than this machine's loopback.
+var ErrInsecure = errors.New("oauth: authorization server endpoint is not https")
+
+// checkSecure applies 2026-07-28 authorization security-considerations:
+// "All authorization server endpoints MUST be served over HTTPS." A
+// loopback host is allowed plain http: nothing crosses a network, and
+// local development and tests run that way. Callers check before they
+// send anything to the endpoint, so no registration, code or PKCE
+// verifier ever goes out in clear. "" (an absent endpoint) passes.
+func checkSecure(name, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %s %q: %v", ErrMetadata, name, raw, err)
+	}
+	if strings.EqualFold(u.Scheme, "https") || (strings.EqualFold(u.Scheme, "http") && loopbackHost(u.Hostname())) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s %s is neither https nor on a loopback host; refusing to send a registration, code or token request there", ErrInsecure, name, raw)
+}
+
+// loopbackHost reports localhost and loopback IP literals.
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // SupportsPKCE applies 2025-11-25 authorization §Authorization Code
@@ -135,6 +179,9 @@ func serverWellKnown(issuer string) ([]string, error) {
 	if err != nil || !httpURL(issuer) {
 		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL", ErrMetadata, issuer)
 	}
+	if err := checkSecure("issuer", issuer); err != nil {
+		return nil, err // before its metadata is fetched
+	}
 	base := u.Scheme + "://" + u.Host
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	if path == "" {
@@ -162,19 +209,26 @@ func CanonicalResource(endpoint string) (string, error) {
 	return strings.TrimSuffix(c.String(), "/"), nil
 }
 
-// resourceCovers reports whether the protected resource metadata's
-// resource identifies the MCP endpoint: same origin, and its path is the
-// endpoint's path or a parent of it (a root resource covers /mcp).
-func resourceCovers(resource, endpoint string) bool {
-	r, err1 := url.Parse(resource)
-	e, err2 := url.Parse(endpoint)
+// rootWellKnown is the RFC 9728 metadata URL at endpoint's origin, the
+// one whose resource identifier is the origin itself.
+func rootWellKnown(endpoint *url.URL) string {
+	return (&url.URL{Scheme: endpoint.Scheme, Host: endpoint.Host}).String() + "/.well-known/oauth-protected-resource"
+}
+
+// resourceIdentical reports whether the protected resource metadata's
+// resource is the MCP endpoint, or with root (the document came from the
+// origin's well-known URL) the origin. Both sides are compared in their
+// canonical form (scheme and host case, a trailing slash), which names the
+// same resource; a parent path, another host or scheme does not.
+func resourceIdentical(resource, endpoint string, root bool) bool {
+	r, err1 := CanonicalResource(resource)
+	e, err2 := CanonicalResource(endpoint)
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	if !strings.EqualFold(r.Scheme, e.Scheme) || !strings.EqualFold(r.Host, e.Host) {
-		return false
+	if r == e {
+		return true
 	}
-	rp := strings.TrimSuffix(r.Path, "/")
-	ep := strings.TrimSuffix(e.Path, "/")
-	return rp == "" || rp == ep || strings.HasPrefix(ep, rp+"/")
+	u, _ := url.Parse(e)
+	return root && r == u.Scheme+"://"+u.Host
 }

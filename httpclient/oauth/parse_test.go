@@ -52,20 +52,29 @@ func TestWellKnownOrder(t *testing.T) {
 	}
 }
 
-func TestResourceCovers(t *testing.T) {
+// RFC 9728 §3.3: the metadata's resource is identical to the endpoint
+// (canonical forms), or to the origin for the origin's well-known URL; a
+// parent path is another resource.
+func TestResourceIdentical(t *testing.T) {
 	for _, tc := range []struct {
 		res, ep string
+		root    bool
 		ok      bool
 	}{
-		{"https://a.example/mcp", "https://a.example/mcp", true},
-		{"https://a.example", "https://a.example/mcp", true},
-		{"https://A.example/", "https://a.example/mcp", true},
-		{"https://evil.example/mcp", "https://a.example/mcp", false},
-		{"https://a.example/mc", "https://a.example/mcp", false},
-		{"http://a.example/mcp", "https://a.example/mcp", false},
+		{"https://a.example/mcp", "https://a.example/mcp", false, true},
+		{"https://A.example/mcp/", "https://a.example/mcp", false, true},
+		{"https://a.example", "https://a.example/mcp", true, true},
+		{"https://a.example/", "https://a.example/mcp", true, true},
+		{"https://a.example/mcp", "https://a.example/mcp", true, true},
+		{"https://a.example", "https://a.example/mcp", false, false},
+		{"https://a.example/api", "https://a.example/api/mcp", false, false},
+		{"https://a.example/api", "https://a.example/api/mcp", true, false},
+		{"https://evil.example/mcp", "https://a.example/mcp", false, false},
+		{"https://a.example/mc", "https://a.example/mcp", false, false},
+		{"http://a.example/mcp", "https://a.example/mcp", false, false},
 	} {
-		if got := resourceCovers(tc.res, tc.ep); got != tc.ok {
-			t.Errorf("resourceCovers(%q, %q) = %v", tc.res, tc.ep, got)
+		if got := resourceIdentical(tc.res, tc.ep, tc.root); got != tc.ok {
+			t.Errorf("resourceIdentical(%q, %q, root=%v) = %v", tc.res, tc.ep, tc.root, got)
 		}
 	}
 }

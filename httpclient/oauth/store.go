@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -92,7 +93,12 @@ func (s *Store) base(server string) string {
 // Load returns the record for server; a server never seen gives an empty
 // record and no error.
 func (s *Store) Load(server string) (*Record, error) {
-	b, err := os.ReadFile(s.base(server) + ".json")
+	if err := s.checkDir(); errors.Is(err, fs.ErrNotExist) {
+		return &Record{Server: server}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	b, err := readStoreFile(s.base(server) + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Record{Server: server}, nil
 	}
@@ -158,6 +164,11 @@ func (s *Store) Delete(server string) (bool, error) {
 
 // List returns every stored record, sorted by server URL.
 func (s *Store) List() ([]*Record, error) {
+	if err := s.checkDir(); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -170,7 +181,7 @@ func (s *Store) List() ([]*Record, error) {
 		if !strings.HasPrefix(e.Name(), "server-") || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(s.Dir, e.Name()))
+		b, err := readStoreFile(filepath.Join(s.Dir, e.Name()))
 		if err != nil {
 			continue
 		}
@@ -187,7 +198,64 @@ func (s *Store) mkdir() error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("oauth: token store: %w", err)
 	}
+	return s.checkDir()
+}
+
+// ErrStoreUnsafe is matched when the token store's directory or a file in
+// it could be written or swapped by someone else.
+var ErrStoreUnsafe = errors.New("oauth: token store is not private")
+
+// checkDir refuses a store directory that other users can write to or do
+// not own: they could replace the files with tokens and registrations of
+// their choosing (a refresh token leading to their account, an
+// authorization server of theirs) or read new ones through links they
+// plant. MkdirAll keeps the mode of a directory that already exists, so a
+// pre-existing 0777 one is refused rather than used.
+func (s *Store) checkDir() error {
+	fi, err := os.Stat(s.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return fmt.Errorf("oauth: token store: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrStoreUnsafe, s.Dir)
+	}
+	if isWindows {
+		return nil // ACLs, not mode bits: the profile directory protects it
+	}
+	if fi.Mode().Perm()&0o022 != 0 || !ownedByUs(fi) {
+		return fmt.Errorf("%w: %s is writable by other users or not owned by this user (mode %v); `chmod 700` it or remove it", ErrStoreUnsafe, s.Dir, fi.Mode().Perm())
+	}
 	return nil
+}
+
+// readStoreFile reads a store file without following a symbolic link: a
+// link planted in the directory could otherwise feed the store someone
+// else's file. Only a regular file is read, and at most maxDocument bytes.
+func readStoreFile(path string) ([]byte, error) {
+	if isWindows {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%w: %s is a symbolic link", ErrStoreUnsafe, path)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%w: %s is a symbolic link", ErrStoreUnsafe, path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrStoreUnsafe, path)
+	}
+	return io.ReadAll(io.LimitReader(f, maxDocument))
 }
 
 // lockPoll is how often a waiting process tries the lock again. The lock is
@@ -202,7 +270,7 @@ func (s *Store) Lock(ctx context.Context, server string) (unlock func(), err err
 	if err := s.mkdir(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(s.base(server)+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(s.base(server)+".lock", os.O_CREATE|os.O_RDWR|oNoFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token store lock: %w", err)
 	}

@@ -32,6 +32,9 @@ type Client struct {
 	// RedirectURI is the redirect URI registered with dynamic registration;
 	// later logins listen on its port so that it still matches.
 	RedirectURI string `json:"redirect_uri,omitempty"`
+	// Scope is the scope named at dynamic registration; a login that
+	// needs more registers again.
+	Scope string `json:"scope,omitempty"`
 	// SecretExpiresAt is client_secret_expires_at (0: never).
 	SecretExpiresAt int64 `json:"client_secret_expires_at,omitempty"`
 }

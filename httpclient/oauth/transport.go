@@ -89,6 +89,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			stepUps--
 		default:
+			t.Auth.accept(gen)
 			return resp, nil
 		}
 		if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {

@@ -38,6 +38,7 @@ var env struct {
 	bin         string // temp dir with the built binaries
 	bridge      string // mcp-bridge
 	browser     string // testdata/browser: the OAuth tests' non-interactive browser
+	oidcBrowser string // testdata/oidcbrowser: the scripted browser for node-oidc-provider's forms
 	memos       string // examples/memos
 	everything  string // go-sdk conformance everything-server
 	gosdk       string // testdata/gosdkserver: a stateless Go SDK HTTP server
@@ -176,6 +177,7 @@ func buildBinaries() error {
 	env.everything = filepath.Join(env.bin, "everything-server")
 	env.gosdk = filepath.Join(env.bin, "gosdkserver")
 	env.browser = filepath.Join(env.bin, "browser")
+	env.oidcBrowser = filepath.Join(env.bin, "oidcbrowser")
 	builds := []struct {
 		out, pkg string
 		race     bool
@@ -186,6 +188,7 @@ func buildBinaries() error {
 		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false, ""},
 		{env.gosdk, "./scripts/interop/testdata/gosdkserver", false, "interop"},
 		{env.browser, "./scripts/interop/testdata/browser", false, "interop"},
+		{env.oidcBrowser, "./scripts/interop/testdata/oidcbrowser", false, "interop"},
 	}
 	for _, b := range builds {
 		args := []string{"build", "-o", b.out}

@@ -91,12 +91,18 @@ type stdioHost struct {
 
 func (h *oauthHome) connect(t *testing.T, name, url string) *stdioHost {
 	t.Helper()
+	return h.connectWith(t, name, url, env.browser)
+}
+
+// connectWith is connect with another --oauth-browser command.
+func (h *oauthHome) connectWith(t *testing.T, name, url, browser string) *stdioHost {
+	t.Helper()
 	log := filepath.Join(h.art, "connect-"+name+".log")
 	f, err := os.Create(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(env.bridge, "connect", "--log-level", "trace", "--oauth-browser", env.browser, "--oauth-timeout", "60s", url)
+	cmd := exec.Command(env.bridge, "connect", "--log-level", "trace", "--oauth-browser", browser, "--oauth-timeout", "60s", url)
 	cmd.Env = h.env()
 	cmd.Stderr = f
 	in, _ := cmd.StdinPipe()
