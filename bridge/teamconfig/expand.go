@@ -56,3 +56,9 @@ func validVar(name string) bool {
 	}
 	return true
 }
+
+// Expand is the ${VAR} and ${VAR:-default} expansion of the config files,
+// for the other files the bridge reads the same way (exec's tools file).
+func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+	return expand(s, lookup)
+}
