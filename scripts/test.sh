@@ -167,6 +167,8 @@ fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
 fuzz ./bridge/telemetry FuzzWithTraceContext
+fuzz ./bridge/exec FuzzToolsFile
+fuzz ./bridge/exec FuzzArgv
 fuzz ./bridge/telemetry FuzzContainsFold
 fuzz ./bridge/telemetry FuzzTraceContext
 fuzz ./bridge/telemetry FuzzParseList

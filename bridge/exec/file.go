@@ -219,9 +219,9 @@ func (l loader) tool(name string, raw json.RawMessage) (*Tool, error) {
 		if err := json.Unmarshal(s.Annotations, &a); err != nil || a == nil {
 			return nil, errors.New("annotations: want an object")
 		}
-		compact.Reset()
-		json.Compact(&compact, s.Annotations)
-		t.Annotations = compact.Bytes()
+		var ac bytes.Buffer
+		json.Compact(&ac, s.Annotations)
+		t.Annotations = ac.Bytes()
 	}
 
 	for _, a := range s.Args {

@@ -325,12 +325,12 @@ func typeName(v any) string {
 // isInteger: JSON Schema counts 1.0 as an integer. Integers beyond ±2^53
 // are refused, as they would not survive a client's float64.
 func isInteger(n json.Number) bool {
-	if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		f, _ := n.Float64()
-		return math.Abs(f) <= 1<<53
+	const maxSafe = 1<<53 - 1
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return -maxSafe <= i && i <= maxSafe
 	}
 	f, err := n.Float64()
-	return err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53
+	return err == nil && f == math.Trunc(f) && math.Abs(f) <= maxSafe
 }
 
 // equalJSON compares two decoded JSON values; numbers by value.
