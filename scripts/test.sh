@@ -167,14 +167,14 @@ fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
 fuzz ./bridge/telemetry FuzzWithTraceContext
-fuzz ./bridge/exec FuzzToolsFile
-fuzz ./bridge/exec FuzzArgv
 fuzz ./bridge/telemetry FuzzContainsFold
 fuzz ./bridge/telemetry FuzzTraceContext
 fuzz ./bridge/telemetry FuzzParseList
 fuzz ./bridge/telemetry FuzzOTLPEncoding
 fuzz ./bridge/telemetry FuzzCollectorResponse
 fuzz ./bridge/telemetry FuzzLabelValue
+fuzz ./bridge/exec FuzzToolsFile
+fuzz ./bridge/exec FuzzArgv
 
 [ "$what" = go ] && { step "done (Go only, $(($(date +%s) - started))s)"; exit 0; }
 

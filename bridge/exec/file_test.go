@@ -14,8 +14,10 @@ import (
 // system (the fuzz target uses it too).
 func fakeLoader() loader {
 	return loader{
-		dir:    "/tools",
-		lookup: func(k string) (string, bool) { return map[string]string{"HOME": "/home/u", "MCP_BRIDGE_AUTH_TOKEN": "tok"}[k], k == "HOME" || k == "MCP_BRIDGE_AUTH_TOKEN" },
+		dir: "/tools",
+		lookup: func(k string) (string, bool) {
+			return map[string]string{"HOME": "/home/u", "MCP_BRIDGE_AUTH_TOKEN": "tok"}[k], k == "HOME" || k == "MCP_BRIDGE_AUTH_TOKEN"
+		},
 		lookPath: func(p string) (string, error) {
 			if strings.Contains(p, "missing") {
 				return "", errors.New("not found")
