@@ -175,6 +175,8 @@ fuzz ./bridge/telemetry FuzzParseList
 fuzz ./bridge/telemetry FuzzOTLPEncoding
 fuzz ./bridge/telemetry FuzzCollectorResponse
 fuzz ./bridge/telemetry FuzzLabelValue
+fuzz ./bridge/exec FuzzToolsFile
+fuzz ./bridge/exec FuzzArgv
 
 [ "$what" = go ] && { step "done (Go only, $(($(date +%s) - started))s)"; exit 0; }
 

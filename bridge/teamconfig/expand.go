@@ -118,3 +118,9 @@ func refersTo(s, name string) bool {
 		s = rest
 	}
 }
+
+// Expand is the ${VAR} and ${VAR:-default} expansion of the config files,
+// for the other files the bridge reads the same way (exec's tools file).
+func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+	return expand(s, lookup)
+}

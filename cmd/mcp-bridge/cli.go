@@ -112,7 +112,7 @@ func editDistance(a, b string) int {
 
 // suggestCommand is the command closest to a mistyped one, if close.
 func suggestCommand(bad string) string {
-	for _, c := range []string{"serve", "connect", "auth", "completion", "version", "help"} {
+	for _, c := range []string{"serve", "connect", "exec", "auth", "completion", "version", "help"} {
 		if editDistance(bad, c) <= max(1, len(bad)/3) {
 			return c
 		}

@@ -38,10 +38,12 @@ func commandSpecs() []cmdSpec {
 		o  oauthFlags
 		lf logFlags
 		ca caFlag
+		ef execFlags
 	)
 	return []cmdSpec{
 		{"serve", "expose a local stdio MCP server at an HTTP /mcp endpoint", serveFlagSet(&sf, io.Discard)},
 		{"connect", "use a remote MCP server from a stdio-only host", connectFlagSet(&cf, io.Discard)},
+		{"exec", "serve command-line programs as MCP tools on stdio", execFlagSet(&ef, io.Discard)},
 		{"auth", "log in to an OAuth-protected server ahead of time, show or forget logins", nil},
 		{"auth login", "log in to the MCP server at URL now", authLoginFlagSet(&o, &lf, &ca, io.Discard)},
 		{"auth status", "list stored logins", nil},
@@ -64,7 +66,7 @@ var (
 		"child-protocol": {"auto", "modern", "legacy"},
 		"oauth-grant":    {"authorization_code", "client_credentials"},
 	}
-	fileFlags = []string{"config", "auth-token-file", "tls-cert", "tls-key", "ca-file", "oauth-client-key", "log-file"}
+	fileFlags = []string{"tools", "config", "auth-token-file", "tls-cert", "tls-key", "ca-file", "oauth-client-key", "log-file"}
 	shells    = []string{"bash", "zsh", "fish", "powershell"}
 )
 

@@ -63,6 +63,7 @@ const usage = `mcp-bridge carries the Model Context Protocol between stdio and S
 Usage:
   mcp-bridge connect [flags] URL            use a remote MCP server from a stdio-only host
   mcp-bridge serve [flags] -- CMD [ARG...]  expose a local stdio MCP server at http://127.0.0.1:8080/mcp
+  mcp-bridge exec --tools FILE              serve command-line programs as MCP tools on stdio
   mcp-bridge auth login|status|logout [URL] log in to an OAuth-protected server ahead of time, show or forget logins
   mcp-bridge completion bash|zsh|fish|powershell  print a shell completion script
   mcp-bridge version
@@ -91,6 +92,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runServe(ctx, args[1:], stdout, stderr)
 	case "connect":
 		err = runConnect(ctx, args[1:], stdin, stdout, stderr)
+	case "exec":
+		err = runExec(ctx, args[1:], stdin, stdout, stderr)
 	case "auth":
 		err = runAuth(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
