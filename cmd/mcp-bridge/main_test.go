@@ -157,7 +157,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"version"}, exitOK, "mcp-bridge "},
 		{[]string{"serve"}, exitUsage, "missing the MCP server command"},
 		{[]string{"serve", "--listen", "0.0.0.0:0", "--", "true"}, exitUsage, "set --auth-token"},
-		{[]string{"serve", "--listen", ":0", "--", "true"}, exitUsage, "reachable from other machines"},
+		{[]string{"serve", "--listen", "[::]:0", "--", "true"}, exitUsage, "reachable from other machines"},
 		{[]string{"serve", "--session-mode", "weird", "--", "true"}, exitUsage, `--session-mode "weird": want auto, per-session or shared`},
 		{[]string{"serve", "--child-protocol", "new", "--", "true"}, exitUsage, `--child-protocol "new": want auto, modern or legacy`},
 		{[]string{"serve", "--child-per", "token", "--", "true"}, exitUsage, `--child-per "token": want shared or principal`},

@@ -53,7 +53,7 @@ func serveFlagSet(f *serveFlags, out io.Writer) *pflag.FlagSet {
 	// Everything from the child command on is the child's, flags included.
 	fs.SetInterspersed(false)
 	f.maxBody, f.maxMessage, f.maxBuffered, f.replay = 32<<20, 32<<20, 256<<20, 4<<20
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port); off loopback an --auth-token is required")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port; \":8080\" binds loopback, 0.0.0.0:8080 every interface); off loopback a token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
 	fs.StringVar(&f.config, "config", "", "serve every server of an mcpServers JSON `file` at /servers/<name>/mcp instead of one COMMAND (SIGHUP re-reads it; docs/teams.md)")
 	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
@@ -108,6 +108,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if !strings.HasPrefix(f.path, "/") {
 		return usagef("--path %q must start with /", f.path)
+	}
+	if f.listen, err = bindAddr("--listen", f.listen); err != nil {
+		return err
 	}
 	cfg, err := f.baseConfig(f.listen, log)
 	if err != nil {
@@ -197,8 +200,23 @@ func splitTokens(vals []string) []string {
 	return out
 }
 
+// bindAddr is the address a listen flag binds: a host-less ":P" means
+// loopback (127.0.0.1:P), for --listen and --metrics-listen alike, so
+// that no flag opens a port to the network unless a host says so
+// (0.0.0.0:P, [::]:P or an interface's address).
+func bindAddr(flag, addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", usagef("%s %q: %v", flag, addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
 // isLoopbackAddr reports whether a listen address binds only loopback
-// interfaces. An empty host (":8080") means every interface.
+// interfaces (after bindAddr: a host-less address is loopback).
 func isLoopbackAddr(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -46,6 +46,9 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if !fs.Changed("listen") && file.Bridge.Listen != "" {
 		listen = file.Bridge.Listen
 	}
+	if listen, err = bindAddr("listen", listen); err != nil {
+		return err
+	}
 	base, err := f.baseConfig(listen, log)
 	if err != nil {
 		return err

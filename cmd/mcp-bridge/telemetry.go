@@ -25,19 +25,6 @@ func (t *telemetryFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.metricsListen, "metrics-listen", "", "serve Prometheus /metrics at `address` (host:port; \":9464\" binds loopback). Traces go over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set")
 }
 
-// metricsAddr binds loopback when the address names no host: metrics tell
-// what tools a team calls, which is nobody else's business by default.
-func metricsAddr(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", usagef("--metrics-listen %q: %v", addr, err)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
 // start builds the process's Telemetry (nil when neither metrics nor traces
 // are asked for) and the /metrics listener. stop shuts both down, flushing
 // queued spans.
@@ -45,7 +32,7 @@ func (t *telemetryFlags) start(side telemetry.Side, log zerolog.Logger) (tel *te
 	stop = func() {}
 	var addr string
 	if t.metricsListen != "" {
-		if addr, err = metricsAddr(t.metricsListen); err != nil {
+		if addr, err = bindAddr("--metrics-listen", t.metricsListen); err != nil {
 			return nil, stop, err
 		}
 	}

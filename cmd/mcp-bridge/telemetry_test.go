@@ -9,13 +9,15 @@ import (
 	"time"
 )
 
-func TestMetricsAddr(t *testing.T) {
-	for in, want := range map[string]string{":9464": "127.0.0.1:9464", "0.0.0.0:9464": "0.0.0.0:9464", "[::1]:1": "[::1]:1"} {
-		if got, err := metricsAddr(in); err != nil || got != want {
-			t.Errorf("metricsAddr(%q) = %q, %v; want %q", in, got, err, want)
+// TestBindAddr: a host-less address binds loopback, for --listen and
+// --metrics-listen alike.
+func TestBindAddr(t *testing.T) {
+	for in, want := range map[string]string{":9464": "127.0.0.1:9464", "0.0.0.0:9464": "0.0.0.0:9464", "[::1]:1": "[::1]:1", "[::]:8080": "[::]:8080"} {
+		if got, err := bindAddr("--listen", in); err != nil || got != want {
+			t.Errorf("bindAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := metricsAddr("9464"); err == nil {
+	if _, err := bindAddr("--listen", "9464"); err == nil {
 		t.Error("a bare port without ':' was accepted")
 	}
 }
