@@ -119,12 +119,15 @@ func TestRotationDuringGarbageKidStorm(t *testing.T) {
 	tries := 0
 	for admitted == 0 && time.Since(rotated) < 10*time.Second {
 		tries++
-		status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+		status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
 		switch status {
 		case 200:
 			admitted = time.Since(rotated)
 		case 503:
-			t.Logf("try %d: 503 at +%v", tries, time.Since(rotated))
+			t.Logf("try %d: 503 (Retry-After %q) at +%v", tries, h.Get("Retry-After"), time.Since(rotated))
+			if h.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
 			<-time.After(100 * time.Millisecond) // a client honouring Retry-After, faster
 		default:
 			t.Fatalf("a token signed with the new key: status %d at +%v", status, time.Since(rotated))
@@ -240,5 +243,34 @@ func TestKidlessTokensBounded(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"keys":65,"kept":64`) {
 		t.Errorf("no warning about the dropped key:\n%s", logs.String())
+	}
+}
+
+// A token naming a key the cached set lacks while the key set endpoint
+// hangs: 503 with Retry-After within keyWait (the keys may be stale),
+// not 401 and not a wait for the fetch's whole timeout; the old key's
+// tokens keep working meanwhile.
+func TestUnknownKidHungIssuer503(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	defer as.HangJWKS(false)
+	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = 0 })
+	aud := []string{resourceURL}
+	old := as.Token(rsauthtest.Claims{Audience: aud})
+	if status, _, _ := authenticate(rs, old); status != 200 {
+		t.Fatalf("first request: %d", status)
+	}
+	as.HangJWKS(true)
+	as.Rotate()
+	start := time.Now()
+	status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+	took := time.Since(start)
+	t.Logf("new kid, issuer hung: %d after %v, Retry-After %q", status, took, h.Get("Retry-After"))
+	if status != 503 || h.Get("Retry-After") == "" || took > keyWait+time.Second {
+		t.Fatalf("new kid, issuer hung: %d after %v, Retry-After %q; want 503 with Retry-After within %v", status, took, h.Get("Retry-After"), keyWait)
+	}
+	start = time.Now()
+	if status, _, _ := authenticate(rs, old); status != 200 || time.Since(start) > time.Second {
+		t.Fatalf("the cached key's token meanwhile: %d after %v", status, time.Since(start))
 	}
 }
