@@ -274,3 +274,62 @@ func TestUnknownKidHungIssuer503(t *testing.T) {
 		t.Fatalf("the cached key's token meanwhile: %d after %v", status, time.Since(start))
 	}
 }
+
+// Stale keys serve only up to KeyMaxStale past their lifetime: after
+// that, while the issuer still hangs, 503 with Retry-After (the issuer
+// may have withdrawn a key), within keyWait.
+func TestStaleKeysBounded(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	defer as.HangJWKS(false)
+	rs := newResource(t, as, nil, func(c *Config) {
+		c.KeyTTL, c.KeyMaxStale, c.KeyRefetchInterval = time.Second, time.Second, 0
+	})
+	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	if status, _, _ := authenticate(rs, tok); status != 200 {
+		t.Fatalf("first request: %d", status)
+	}
+	as.HangJWKS(true)
+	is := rs.s.issuers[as.Issuer]
+	is.mu.Lock()
+	limit := is.expires.Add(time.Second)
+	is.mu.Unlock()
+	got := map[int]int{}
+	pace(time.Until(limit.Add(time.Second)), 50*time.Millisecond, func() {
+		start := time.Now()
+		status, h, _ := authenticateHeader(rs, tok)
+		took := time.Since(start)
+		switch {
+		case start.Before(limit.Add(-100*time.Millisecond)) && status != 200:
+			t.Errorf("at %v before the bound: %d", time.Until(limit), status)
+		case start.After(limit) && (status != 503 || h.Get("Retry-After") == "" || took > keyWait+time.Second):
+			t.Errorf("%v past the bound: %d after %v", -time.Until(limit), status, took)
+		}
+		got[status]++
+	})
+	t.Logf("lifetime 1 s, stale bound 1 s, issuer hung: %v", got)
+}
+
+// The wait after a failed fetch counts from the attempt's end: an
+// attempt that hung for 10 s does not make the next one due at once.
+func TestBackoffFromAttemptEnd(t *testing.T) {
+	s, err := New(Config{Issuers: []string{"https://as.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	is := s.issuers["https://as.example"]
+	now := time.Now()
+	is.lastStart, is.lastEnd, is.failures = now.Add(-10*time.Second), now, 1
+	if got := is.nextAllowed().Sub(now); got != failureBackoff {
+		t.Errorf("after one failure: next fetch in %v, want %v from the attempt's end", got, failureBackoff)
+	}
+	is.failures = 10
+	if got := is.nextAllowed().Sub(now); got != maxFailureBackoff {
+		t.Errorf("after 10 failures: %v, want %v", got, maxFailureBackoff)
+	}
+	is.failures = 0
+	if got := is.nextAllowed().Sub(now); got != keyFetchGap {
+		t.Errorf("after a success: %v, want %v", got, keyFetchGap)
+	}
+}
