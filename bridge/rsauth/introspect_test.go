@@ -113,9 +113,9 @@ func TestIntrospectionHungEndpointBounded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			status, _, _ := authenticate(rs, fmt.Sprintf("new-%d", i))
-			if status != 503 {
-				t.Errorf("token %d: %d, want 503", i, status)
+			status, h, _ := authenticateHeader(rs, fmt.Sprintf("new-%d", i))
+			if status != 503 || h.Get("Retry-After") == "" || h.Get("Retry-After") == "0" {
+				t.Errorf("token %d: %d, Retry-After %q; want 503 with Retry-After", i, status, h.Get("Retry-After"))
 			}
 			took <- time.Since(start)
 		}()

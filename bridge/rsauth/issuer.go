@@ -47,7 +47,6 @@ type issuer struct {
 	// The last attempt that ended, and the failures in a row up to it.
 	lastStart, lastEnd time.Time
 	failures           int
-	lastErr            error
 
 	// The demand: a fetch that starts after wantAfter is wanted, last
 	// asked for at askedAt. running: refresh is running (fetching or
@@ -125,11 +124,11 @@ func (is *issuer) lookup(arrival time.Time, kid, alg string) ([]jose.JSONWebKey,
 	}
 	if is.failures > 0 && !is.lastStart.Before(arrival) {
 		// An attempt that started after the token came has failed.
-		return nil, nil, unavailableFor(is.retryIn(now), fmt.Errorf("no signing keys from %s: %w", is.id, is.lastErr))
+		return nil, nil, unavailableFor(is.retryIn(now), fmt.Errorf("no signing keys from %s (the log says why)", is.id))
 	}
 	if !is.fetching && is.nextAllowed().After(arrival.Add(keyWait)) {
 		// Backing off after failures: no fetch would start in time.
-		return nil, nil, unavailableFor(is.retryIn(now), fmt.Errorf("no signing keys from %s: %w", is.id, is.lastErr))
+		return nil, nil, unavailableFor(is.retryIn(now), fmt.Errorf("no signing keys from %s (the log says why)", is.id))
 	}
 	if !is.demand(arrival, now) {
 		return nil, nil, unavailableFor(0, fmt.Errorf("no signing keys from %s: the server is closed", is.id))
@@ -243,7 +242,6 @@ func (is *issuer) record(start time.Time, keys []jose.JSONWebKey, jwksURI string
 	is.done = make(chan struct{})
 	if err != nil {
 		is.failures++
-		is.lastErr = err
 		// The metadata is read again next time: the issuer may have
 		// moved its key set.
 		is.jwksURI = ""
@@ -255,7 +253,7 @@ func (is *issuer) record(start time.Time, keys []jose.JSONWebKey, jwksURI string
 			Msg("cannot fetch the issuer's signing keys")
 		return
 	}
-	is.failures, is.lastErr = 0, nil
+	is.failures = 0
 	is.jwksURI, is.keys, is.okStart, is.expires = jwksURI, keys, start, end.Add(lifetime)
 	is.s.log.Debug().Str("issuer", is.id).Int("keys", len(keys)).Int64("lifetime_ms", lifetime.Milliseconds()).
 		Msg("fetched the issuer's signing keys")

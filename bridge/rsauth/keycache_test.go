@@ -119,12 +119,15 @@ func TestRotationDuringGarbageKidStorm(t *testing.T) {
 	tries := 0
 	for admitted == 0 && time.Since(rotated) < 10*time.Second {
 		tries++
-		status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+		status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
 		switch status {
 		case 200:
 			admitted = time.Since(rotated)
 		case 503:
-			t.Logf("try %d: 503 at +%v", tries, time.Since(rotated))
+			t.Logf("try %d: 503 (Retry-After %q) at +%v", tries, h.Get("Retry-After"), time.Since(rotated))
+			if h.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
 			<-time.After(100 * time.Millisecond) // a client honouring Retry-After, faster
 		default:
 			t.Fatalf("a token signed with the new key: status %d at +%v", status, time.Since(rotated))
@@ -240,5 +243,93 @@ func TestKidlessTokensBounded(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"keys":65,"kept":64`) {
 		t.Errorf("no warning about the dropped key:\n%s", logs.String())
+	}
+}
+
+// A token naming a key the cached set lacks while the key set endpoint
+// hangs: 503 with Retry-After within keyWait (the keys may be stale),
+// not 401 and not a wait for the fetch's whole timeout; the old key's
+// tokens keep working meanwhile.
+func TestUnknownKidHungIssuer503(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	defer as.HangJWKS(false)
+	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = 0 })
+	aud := []string{resourceURL}
+	old := as.Token(rsauthtest.Claims{Audience: aud})
+	if status, _, _ := authenticate(rs, old); status != 200 {
+		t.Fatalf("first request: %d", status)
+	}
+	as.HangJWKS(true)
+	as.Rotate()
+	start := time.Now()
+	status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+	took := time.Since(start)
+	t.Logf("new kid, issuer hung: %d after %v, Retry-After %q", status, took, h.Get("Retry-After"))
+	if status != 503 || h.Get("Retry-After") == "" || took > keyWait+time.Second {
+		t.Fatalf("new kid, issuer hung: %d after %v, Retry-After %q; want 503 with Retry-After within %v", status, took, h.Get("Retry-After"), keyWait)
+	}
+	start = time.Now()
+	if status, _, _ := authenticate(rs, old); status != 200 || time.Since(start) > time.Second {
+		t.Fatalf("the cached key's token meanwhile: %d after %v", status, time.Since(start))
+	}
+}
+
+// Stale keys serve only up to KeyMaxStale past their lifetime: after
+// that, while the issuer still hangs, 503 with Retry-After (the issuer
+// may have withdrawn a key), within keyWait.
+func TestStaleKeysBounded(t *testing.T) {
+	as := rsauthtest.New("")
+	defer as.Close()
+	defer as.HangJWKS(false)
+	rs := newResource(t, as, nil, func(c *Config) {
+		c.KeyTTL, c.KeyMaxStale, c.KeyRefetchInterval = time.Second, time.Second, 0
+	})
+	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	if status, _, _ := authenticate(rs, tok); status != 200 {
+		t.Fatalf("first request: %d", status)
+	}
+	as.HangJWKS(true)
+	is := rs.s.issuers[as.Issuer]
+	is.mu.Lock()
+	limit := is.expires.Add(time.Second)
+	is.mu.Unlock()
+	got := map[int]int{}
+	pace(time.Until(limit.Add(time.Second)), 50*time.Millisecond, func() {
+		start := time.Now()
+		status, h, _ := authenticateHeader(rs, tok)
+		took := time.Since(start)
+		switch {
+		case start.Before(limit.Add(-100*time.Millisecond)) && status != 200:
+			t.Errorf("at %v before the bound: %d", time.Until(limit), status)
+		case start.After(limit) && (status != 503 || h.Get("Retry-After") == "" || took > keyWait+time.Second):
+			t.Errorf("%v past the bound: %d after %v", -time.Until(limit), status, took)
+		}
+		got[status]++
+	})
+	t.Logf("lifetime 1 s, stale bound 1 s, issuer hung: %v", got)
+}
+
+// The wait after a failed fetch counts from the attempt's end: an
+// attempt that hung for 10 s does not make the next one due at once.
+func TestBackoffFromAttemptEnd(t *testing.T) {
+	s, err := New(Config{Issuers: []string{"https://as.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	is := s.issuers["https://as.example"]
+	now := time.Now()
+	is.lastStart, is.lastEnd, is.failures = now.Add(-10*time.Second), now, 1
+	if got := is.nextAllowed().Sub(now); got != failureBackoff {
+		t.Errorf("after one failure: next fetch in %v, want %v from the attempt's end", got, failureBackoff)
+	}
+	is.failures = 10
+	if got := is.nextAllowed().Sub(now); got != maxFailureBackoff {
+		t.Errorf("after 10 failures: %v, want %v", got, maxFailureBackoff)
+	}
+	is.failures = 0
+	if got := is.nextAllowed().Sub(now); got != keyFetchGap {
+		t.Errorf("after a success: %v, want %v", got, keyFetchGap)
 	}
 }

@@ -224,8 +224,9 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the background key fetches and waits for them to end. A
-// Server verifies nothing after Close.
+// Close stops the background key fetches and waits for them to end.
+// After Close the Server fetches nothing: tokens of cached keys still
+// verify, others get ErrUnavailable.
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true

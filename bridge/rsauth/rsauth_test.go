@@ -39,6 +39,12 @@ func newResource(t *testing.T, as *rsauthtest.Server, scopes []string, mod func(
 // authenticate runs Authenticate as serve would and returns the status
 // (200 when admitted) and the challenge.
 func authenticate(rs *Resource, tok string) (int, string, string) {
+	status, h, p := authenticateHeader(rs, tok)
+	return status, h.Get("WWW-Authenticate"), p
+}
+
+// authenticateHeader is authenticate with every header of the answer.
+func authenticateHeader(rs *Resource, tok string) (int, http.Header, string) {
 	rec := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	if tok != "" {
@@ -52,7 +58,7 @@ func authenticate(rs *Resource, tok string) (int, string, string) {
 	} else if err != nil {
 		status = -1
 	}
-	return status, rec.Header().Get("WWW-Authenticate"), p
+	return status, rec.Header(), p
 }
 
 func TestJWTRightAudienceAdmitted(t *testing.T) {
