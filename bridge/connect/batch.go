@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
-	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // passBatch forwards a JSON-RPC batch (2025-03-26 only) as one POST. Its
@@ -69,7 +69,8 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 	if err != nil {
 		b.log.Warn().Err(err).Msg("batch not accepted by the remote")
 		if len(reqs) == 0 {
-			b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, outbound.SecretsOf(b.cfg.URL, b.cfg.Header).Scrub("mcp-bridge: the remote rejected a batch: "+err.Error()), nil))
+			_, msg, _ := describe(err, nil, b.cfg)
+			b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+strings.TrimPrefix(msg, "mcp-bridge: "), nil))
 		}
 		var se *httpclient.StatusError
 		errors.As(err, &se)
