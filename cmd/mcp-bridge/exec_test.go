@@ -192,3 +192,55 @@ func TestExecRSSBounded(t *testing.T) {
 		t.Errorf("peak RSS %d KiB, want under 64 MiB", hwmKiB)
 	}
 }
+
+// A client that gives up on a call (2026-07-28: closes the response
+// stream; 2025: notifications/cancelled) stops the program and everything
+// it started, through serve.
+func TestExecCancelThroughServe(t *testing.T) {
+	probe, _ := json.Marshal(bin["probe"])
+	file := filepath.Join(t.TempDir(), "tools.json")
+	os.WriteFile(file, []byte(fmt.Sprintf(`{"tools": {"hang": {"command": %s, "args": ["spawn", "{file}"], "grace": "300ms",
+	  "inputSchema": {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}}}}`, probe)), 0o600)
+	addr := freePort(t)
+	startBridgeProc(t, "serve", "--listen", addr, "--", bin["mcp-bridge"], "exec", "--tools", file)
+	waitReady(t, addr)
+	for _, v := range []string{"", "2025-11-25"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		client := mcp.NewClient(&mcp.Implementation{Name: "exec-e2e", Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pidFile := filepath.Join(t.TempDir(), "pids")
+		callCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "hang", Arguments: map[string]any{"file": pidFile}})
+			done <- err
+		}()
+		var pids []byte
+		deadline := time.Now().Add(20 * time.Second)
+		for pids, err = os.ReadFile(pidFile); err != nil; pids, err = os.ReadFile(pidFile) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q: the program never started", v)
+			}
+			time.Sleep(20 * time.Millisecond) // polling a file another process writes
+		}
+		stop()
+		if err := <-done; err == nil {
+			t.Errorf("%q: a cancelled call returned no error", v)
+		}
+		for _, p := range strings.Fields(string(pids)) {
+			var pid int
+			fmt.Sscan(p, &pid)
+			for alive(pid) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: process %d survived the cancellation", v, pid)
+				}
+				time.Sleep(20 * time.Millisecond) // polling the kernel for another process's state
+			}
+		}
+		cs.Close()
+		cancel()
+	}
+}
