@@ -171,6 +171,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"exec", "--tools", "/nonexistent/tools.json"}, exitFailure, "tools file"},
 		{[]string{"exec", "--tools", "x.json", "git", "log"}, exitUsage, "belong in the tools file"},
 		{[]string{"exec", "--help"}, exitOK, "Usage: mcp-bridge exec"},
+		{[]string{"exec", "--print-schema"}, exitOK, `"title": "mcp-bridge exec tools file"`},
 		{[]string{"exe"}, exitUsage, `did you mean "exec"`},
 		{[]string{"connect"}, exitUsage, "want exactly one URL"},
 		{[]string{"connect", "ftp://example.com"}, exitUsage, "not an http(s) URL"},
