@@ -12,6 +12,8 @@
 //     (the gateway's aggregated /mcp endpoint).
 //   - [github.com/mcp-bridge/mcp-bridge/bridge/teamconfig]: the `serve
 //     --config` file (hosts' mcpServers plus an mcpBridge section).
+//   - [github.com/mcp-bridge/mcp-bridge/bridge/exec]: `mcp-bridge exec`, a
+//     stdio MCP server whose tools are the command-line programs of a file.
 //   - [github.com/mcp-bridge/mcp-bridge/bridge/gateway]: many servers (and
 //     the aggregated endpoint) behind one http.Handler; the one package
 //     that imports both serve and connect.

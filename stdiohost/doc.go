@@ -17,6 +17,11 @@
 // is left of its group or job is terminated too. On Linux, [AdoptOrphans]
 // reaches the descendants that left the group (setsid).
 //
+// [Run] applies the same lifetime rules to a command run to completion (a
+// tool of `mcp-bridge exec`): its tree stopped when a context ends, what it
+// left behind stopped when it exits, its output streamed to writers that
+// bound what they keep.
+//
 // A [Supervisor] restarts a child that exits unexpectedly, with exponential
 // backoff that resets once a child has stayed up.
 //

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -320,4 +321,33 @@ func TestCancellationKillsTheGroup(t *testing.T) {
 	}
 	c.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
 	c.response("8", 10*time.Second) // fails on a response to 7 first
+}
+
+// A tool runs at most concurrency times at once: a call beyond that waits
+// for a slot (starting nothing) and can be cancelled while it waits.
+func TestConcurrencyBound(t *testing.T) {
+	ts := toolsFile(t, `{"tools": {"one": {"command": "PROBE", "args": ["exit", "0"], "concurrency": 2}}}`, nil)
+	tool, _ := ts.Lookup("one")
+	tool.slots <- struct{}{}
+	tool.slots <- struct{}{} // both slots taken, as by two running calls
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan outcome, 1)
+	go func() { done <- tool.run(ctx, []string{"exit", "0"}, nil) }()
+	select {
+	case o := <-done:
+		t.Fatalf("a third run did not wait for a slot: %+v", o)
+	case <-time.After(300 * time.Millisecond): // asserting that nothing happens for a while
+	}
+	cancel()
+	o := <-done
+	if !o.cancelled || o.exitCode != -1 || o.stdout.total != 0 {
+		t.Errorf("cancelled while waiting: %+v", o)
+	}
+	<-tool.slots
+	if o := tool.run(context.Background(), []string{"exit", "0"}, nil); o.exitCode != 0 || o.cancelled {
+		t.Errorf("with a free slot: %+v", o)
+	}
+	if len(tool.slots) != 1 {
+		t.Errorf("%d slots taken after the run, want the 1 still held", len(tool.slots))
+	}
 }

@@ -306,18 +306,29 @@ func (t *Tool) checkSlotParam(name string, slot bool) error {
 // arguments: with one of them as command, an argument slot is a command
 // line (GHSA-3x77-wg38-92r3: bash allowed → "bash -c <anything>").
 var interpreters = []string{
+	// shells
 	"sh", "bash", "dash", "zsh", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "rbash", "busybox", "toybox",
-	"python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "irb", "php", "lua", "luajit",
-	"tclsh", "wish", "pwsh", "powershell", "cmd", "wsl", "osascript", "rscript", "julia", "jshell", "groovy",
-	"awk", "gawk", "mawk", "nawk", "env", "xargs", "sudo", "doas", "su", "runuser", "nohup", "timeout",
-	"nice", "ionice", "setsid", "stdbuf", "chroot", "nsenter", "unshare", "systemd-run", "script",
-	"expect", "watch", "flock", "strace", "ltrace", "gdb", "time", "ssh",
+	"pwsh", "powershell", "cmd", "wsl",
+	// language runtimes and their launchers
+	"python", "pythonw", "py", "pyw", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby", "irb",
+	"php", "lua", "luajit", "tclsh", "wish", "osascript", "r", "rscript", "julia", "java", "jshell",
+	"jrunscript", "groovy", "kotlin", "scala", "dotnet", "go", "racket", "guile", "sbcl", "ghci",
+	"runghc", "runhaskell", "elixir", "iex", "erl", "escript", "swift",
+	"awk", "gawk", "mawk", "nawk", "wscript", "cscript", "mshta", "rundll32", "regsvr32",
+	// package runners that run what they fetch
+	"npx", "npm", "pnpm", "yarn", "uv", "uvx", "pipx",
+	// command runners: their arguments are another command line
+	"env", "xargs", "sudo", "doas", "su", "runuser", "nohup", "timeout", "nice", "ionice", "setsid",
+	"stdbuf", "chroot", "nsenter", "unshare", "systemd-run", "script", "expect", "watch", "flock",
+	"strace", "ltrace", "gdb", "time", "ssh",
 }
 
 // interpreterName normalizes a program's file name: lower case, without a
 // Windows extension and a version suffix (python3.12, perl5.38).
 func interpreterName(path string) string {
-	base := strings.ToLower(filepath.Base(path))
+	// Either separator, whatever the platform: a file written for Windows
+	// names C:\...\py.exe, and the check must not depend on where it loads.
+	base := strings.ToLower(path[strings.LastIndexAny(path, `/\`)+1:])
 	for _, ext := range []string{".exe", ".com", ".bat", ".cmd", ".ps1"} {
 		base = strings.TrimSuffix(base, ext)
 	}
@@ -359,7 +370,7 @@ func (l loader) command(cmd string, allowInterpreter bool) (string, error) {
 		}
 		for _, n := range names {
 			if isInterpreter(n) {
-				return "", fmt.Errorf("command %q is an interpreter (%s): its arguments would be code; set \"allowInterpreter\": true for this tool if that is what it is for", cmd, filepath.Base(n))
+				return "", fmt.Errorf("command %q is an interpreter (%s): its arguments would be code; set \"allowInterpreter\": true for this tool if that is what it is for", cmd, interpreterName(n))
 			}
 		}
 	}

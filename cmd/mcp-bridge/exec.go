@@ -17,10 +17,11 @@ import (
 )
 
 type execFlags struct {
-	tools string
-	check bool
-	drain time.Duration
-	log   logFlags
+	tools  string
+	check  bool
+	schema bool
+	drain  time.Duration
+	log    logFlags
 }
 
 const execHelp = `Usage: mcp-bridge exec --tools FILE
@@ -36,6 +37,7 @@ goes to stderr. The file format and the safety rules: docs/exec.md.
 func execFlagSet(f *execFlags, out io.Writer) *pflag.FlagSet {
 	fs := newFlagSet("exec", out, execHelp)
 	fs.StringVar(&f.tools, "tools", "", "the tools `file` (JSON; see docs/exec.md)")
+	fs.BoolVar(&f.schema, "print-schema", false, "print the JSON Schema of the tools file and exit")
 	fs.BoolVar(&f.check, "check", false, "check the tools file, list its tools with their resolved commands, and exit")
 	fs.DurationVar(&f.drain, "shutdown-timeout", 5*time.Second, "after stdin closes, how long running tools may finish before they are stopped")
 	f.log.register(fs)
@@ -50,6 +52,10 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if fs.NArg() != 0 {
 		return usageHint("exec", "unexpected arguments %q: the programs and their arguments belong in the tools file", fs.Args())
+	}
+	if f.schema {
+		_, err := stdout.Write(exec.ToolsFileSchema)
+		return err
 	}
 	if f.tools == "" {
 		return usageHint("exec", "--tools FILE is required")

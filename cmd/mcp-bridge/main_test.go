@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos", "hostilechild": "./testdata/hostilechild"} {
+	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos", "hostilechild": "./testdata/hostilechild", "probe": "../../bridge/exec/testdata/probe"} {
 		out := filepath.Join(dir, name)
 		if runtime.GOOS == "windows" {
 			out += ".exe"
@@ -167,6 +167,12 @@ func TestUsage(t *testing.T) {
 		{[]string{"serve", "--max-body", "lots", "--", "true"}, exitUsage, "invalid size"},
 		{[]string{"serve", "--", "/nonexistent/server"}, exitFailure, "MCP server command"},
 		{[]string{"serve", "--log-level", "loud", "--", "true"}, exitUsage, "--log-level"},
+		{[]string{"exec"}, exitUsage, "--tools FILE is required"},
+		{[]string{"exec", "--tools", "/nonexistent/tools.json"}, exitFailure, "tools file"},
+		{[]string{"exec", "--tools", "x.json", "git", "log"}, exitUsage, "belong in the tools file"},
+		{[]string{"exec", "--help"}, exitOK, "Usage: mcp-bridge exec"},
+		{[]string{"exec", "--print-schema"}, exitOK, `"title": "mcp-bridge exec tools file"`},
+		{[]string{"exe"}, exitUsage, `did you mean "exec"`},
 		{[]string{"connect"}, exitUsage, "want exactly one URL"},
 		{[]string{"connect", "ftp://example.com"}, exitUsage, "not an http(s) URL"},
 		{[]string{"connect", "-H", "NoColon", "http://127.0.0.1:1/mcp"}, exitUsage, `want "Name: value"`},
