@@ -1,9 +1,13 @@
 package serve
 
 import (
+	"context"
+	"net/http"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A 2025 initialize that fails (here: the session's child cannot start)
@@ -24,5 +28,40 @@ func TestFailedInitializeReleasesReplayLog(t *testing.T) {
 	}
 	if n := b.replays.count(); n != 0 {
 		t.Fatalf("%d replay logs left in the budget after 50 failed initializes, want 0", n)
+	}
+}
+
+// A session with a child of its own that has had no request and no open
+// stream for --child-idle-timeout is ended, its child stopped: its next
+// request gets 404. A session whose GET stream is open is kept.
+func TestChildIdleTimeoutEndsSession(t *testing.T) {
+	b := startBridge(t, Config{ChildIdleTimeout: 300 * time.Millisecond}, bins["memos"])
+	idle := legacyInit(t, b.URL, "", "2025-11-25")
+	busy := legacyInit(t, b.URL, "", "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get := mcpRequest(ctx, http.MethodGet, b.URL, "", map[string]string{"Mcp-Session-Id": busy, "Accept": "text/event-stream"})
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	ping := func(sid string) int {
+		resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid})
+		return resp.StatusCode
+	}
+	began := time.Now()
+	for !strings.Contains(b.log.String(), "child idle timeout") {
+		if time.Since(began) > 10*time.Second {
+			t.Fatalf("idle session still there after %v (child idle timeout 300ms)", time.Since(began))
+		}
+		time.Sleep(20 * time.Millisecond) // polling the log: a ping would restart the idle clock
+	}
+	t.Logf("idle session ended %v after it went quiet (child idle timeout 300ms)", time.Since(began).Round(time.Millisecond))
+	if got := ping(idle); got != http.StatusNotFound {
+		t.Errorf("ended session: ping %d, want 404", got)
+	}
+	if got := ping(busy); got != 200 {
+		t.Errorf("session with an open GET stream: ping %d, want 200", got)
 	}
 }
