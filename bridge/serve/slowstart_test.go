@@ -132,3 +132,43 @@ func TestProbeFailureIsNoVerdict(t *testing.T) {
 		t.Errorf("probe failure not at warn with its reason:\n%s", out)
 	}
 }
+
+// A command with wrong arguments prints its usage and exits, at every
+// start: the bridge reports it once at error level with the usage text,
+// then retries with backoff without repeating the text above debug level.
+func TestWrongArgumentsReportedOnce(t *testing.T) {
+	logs := &syncBuffer{}
+	cfg := Config{
+		Command:        testChild(testChildEnv + "=usage"),
+		Logger:         zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel),
+		RestartBackoff: 10 * time.Millisecond,
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	httptestServer(t, h)
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(logs.String(), "era probe failed") < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 6 probe rounds in 20s:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a log, not syncing goroutines
+	}
+	var errs, after int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		switch {
+		case strings.Contains(line, `"level":"error"`):
+			errs++
+			if !strings.Contains(line, "usage: test-server") {
+				t.Errorf("the report lacks the usage text: %s", line)
+			}
+		case errs > 0 && strings.Contains(line, "usage: test-server") && !strings.Contains(line, `"level":"debug"`):
+			after++
+		}
+	}
+	if errs != 1 || after != 0 {
+		t.Errorf("%d error reports (want 1), the usage text repeated %d times after it:\n%s", errs, after, logs)
+	}
+}
