@@ -272,8 +272,12 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		t.shared.initialize(w, r, m, s)
 		return
 	}
-	conn := newChildConn(&t.h.ids, s, s.log)
-	host, err := startHost(t.h, conn)
+	conn, host := t.h.warm.take(s)
+	var err error
+	if conn == nil {
+		conn = newChildConn(&t.h.ids, s, s.log)
+		host, err = startHost(t.h, conn)
+	}
 	if err != nil {
 		s.log.Error().Err(err).Msg("cannot start MCP server for a new session")
 		writeError(w, http.StatusInternalServerError, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot start the MCP server: "+err.Error(), nil)
