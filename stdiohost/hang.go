@@ -35,11 +35,11 @@ func (h *Host) hang() {
 		return
 	}
 	if h.cancel != nil {
-		h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("in-process server stopped reading its stdin; cancelling it")
+		h.log.Warn().Int64("write_timeout_ms", h.opts.WriteTimeout.Milliseconds()).Msg("in-process server stopped reading its stdin; cancelling it")
 		h.cancel()
 		return
 	}
-	h.log.Warn().Dur("write_timeout", h.opts.WriteTimeout).Msg("child stopped reading its stdin; killing its process tree")
+	h.log.Warn().Int64("write_timeout_ms", h.opts.WriteTimeout.Milliseconds()).Msg("child stopped reading its stdin; killing its process tree")
 	h.tree.kill()
 }
 

@@ -60,6 +60,9 @@ func helperMain(mode string) int {
 		signal.Ignore(syscall.SIGTERM) // only SIGKILL of the group gets rid of it
 		time.Sleep(time.Hour)
 		return 0
+	case "usage": // wrong arguments: the usage text on stderr, exit 2
+		fmt.Fprintln(os.Stderr, "usage: server --root DIR\n  --root DIR  the directory to serve")
+		return 2
 	case "stderr": // CRLF, blank and over-long lines on stderr, then exit
 		fmt.Fprint(os.Stderr, "one\r\n\n"+strings.Repeat("x", 20000)+"\ntwo")
 		return 0

@@ -49,6 +49,7 @@ type Handler struct {
 	shared     *sharedChild
 	principals principalChildren // ChildPerPrincipal: the other children
 	sessions   *sessionTable
+	warm       *warmPool // --warm-children; nil: none
 
 	closing    chan struct{} // closed by BeginShutdown: long-lived streams end
 	closeOnce  sync.Once
@@ -114,6 +115,7 @@ func New(cfg Config) (*Handler, error) {
 	h.shared = newSharedChild(h)
 	h.principals.h = h
 	h.sessions = newSessionTable(h)
+	h.warm = newWarmPool(h)
 	return h, nil
 }
 
@@ -126,6 +128,9 @@ func (h *Handler) Start() {
 	h.principals.start(ctx)
 	h.wg.Go(func() { h.shared.run(ctx) })
 	h.wg.Go(func() { h.sessions.reap(ctx) })
+	if h.warm != nil {
+		h.wg.Go(func() { h.warm.run(ctx) })
+	}
 	if h.ka != nil {
 		h.wg.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
 	}

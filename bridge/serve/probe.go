@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -133,6 +134,19 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			<-done
 		}
 		grace.Stop()
+	}
+	// A sibling that died says how: its exit status beats "not running".
+	for _, pe := range []struct {
+		p   *prober
+		err *error
+	}{{dp, &dErr}, {ip, &iErr}} {
+		if pe.p != nil && errors.Is(*pe.err, errChildGone) {
+			if xerr := pe.p.host.Err(); xerr != nil {
+				*pe.err = fmt.Errorf("exited at once (%w)", xerr)
+			} else {
+				*pe.err = errors.New("exited at once")
+			}
+		}
 	}
 	v := verdict{eras: eras{modern: modern, legacy: legacy}}
 	switch {

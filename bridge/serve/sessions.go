@@ -224,7 +224,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		notReady(w, r, m.IDBytes(), t.h.shared)
 		return
 	}
-	if t.count() >= t.h.cfg.maxSessions() {
+	if t.count() >= t.h.cfg.maxSessions() && !t.evict() {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many sessions", nil)
 		return
@@ -272,8 +272,12 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		t.shared.initialize(w, r, m, s)
 		return
 	}
-	conn := newChildConn(&t.h.ids, s, s.log)
-	host, err := startHost(t.h, conn)
+	conn, host := t.h.warm.take(s)
+	var err error
+	if conn == nil {
+		conn = newChildConn(&t.h.ids, s, s.log)
+		host, err = startHost(t.h, conn)
+	}
 	if err != nil {
 		s.log.Error().Err(err).Msg("cannot start MCP server for a new session")
 		writeError(w, http.StatusInternalServerError, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot start the MCP server: "+err.Error(), nil)
@@ -675,12 +679,22 @@ func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {
 // idle timeout, calls pending or not: a client that left mid-call would
 // otherwise keep its session, and its child, for good (100 of them locked
 // every legacy client out).
+//
+// A session with a child of its own is also ended once it has had no
+// request and no open stream for --child-idle-timeout (shorter): its
+// child, a whole server process, is what an abandoned session costs.
 func (t *sessionTable) reap(ctx context.Context) {
-	idle := t.h.cfg.idleTimeout()
-	if idle < 0 {
+	idle, childIdle := t.h.cfg.idleTimeout(), t.h.cfg.childIdleTimeout()
+	if idle < 0 && childIdle < 0 {
 		return
 	}
-	tick := time.NewTicker(min(idle/4+time.Millisecond, time.Minute))
+	period := time.Minute
+	for _, d := range []time.Duration{idle, childIdle} {
+		if d >= 0 {
+			period = min(period, d/4+time.Millisecond)
+		}
+	}
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		select {
@@ -688,20 +702,60 @@ func (t *sessionTable) reap(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		t.mu.Lock()
-		var stale []*session
-		for _, s := range t.byID {
+		type stale struct {
+			s      *session
+			reason string
+		}
+		var ended []stale
+		for _, s := range t.all() {
 			s.mu.Lock()
-			if s.attached == 0 && time.Since(s.lastActive) > idle {
-				stale = append(stale, s)
+			quiet := time.Since(s.lastActive)
+			switch {
+			case s.attached > 0:
+			case idle >= 0 && quiet > idle:
+				ended = append(ended, stale{s, "idle timeout"})
+			case childIdle >= 0 && s.host != nil && len(s.pending) == 0 && quiet > childIdle:
+				ended = append(ended, stale{s, "child idle timeout: no request and no open stream for " + childIdle.String() + "; its child is stopped"})
 			}
 			s.mu.Unlock()
 		}
-		t.mu.Unlock()
-		for _, s := range stale {
-			s.end("idle timeout")
+		for _, st := range ended {
+			st.s.end(st.reason)
 		}
 	}
+}
+
+// idleSince returns when s last had a client attached, or false while it
+// has one, or a call in flight: only such a session may be ended for
+// being abandoned.
+func (s *session) idleSince() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.attached > 0 || len(s.pending) > 0 || s.ended {
+		return time.Time{}, false
+	}
+	return s.lastActive, true
+}
+
+// evict ends the least recently active session with no open stream and
+// nothing pending, to make room for a new one at --max-sessions; false
+// when every session is in use. Hosts that never DELETE (Gemini CLI) left
+// one session per run until the idle timeout, and past --max-sessions
+// every newcomer got 503; the ended session's client gets 404 on its next
+// request and initializes again, as the transport says it must.
+func (t *sessionTable) evict() bool {
+	var oldest *session
+	var since time.Time
+	for _, s := range t.all() {
+		if at, ok := s.idleSince(); ok && (oldest == nil || at.Before(since)) {
+			oldest, since = s, at
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	oldest.end("evicted for a new session at --max-sessions (least recently active, idle " + time.Since(since).Round(time.Millisecond).String() + ")")
+	return true
 }
 
 // closeAll ends every session (Handler.Close).

@@ -55,15 +55,18 @@ func TestSlowChildStart(t *testing.T) {
 		name string
 		args []string
 		how  string
+		cfg  Config
 	}{
-		{"dual-era", nil, "server/discover and initialize answered"},
-		{"legacy-only", []string{"-modern=false"}, "initialize answered"},
+		{"dual-era", nil, "server/discover and initialize answered", Config{}},
+		{"legacy-only", []string{"-modern=false"}, "initialize answered", Config{}},
+		// No probe: the shared child's own handshake waits for it.
+		{"pinned-legacy", []string{"-modern=false"}, "--child-protocol legacy", Config{ChildProtocol: ChildLegacy}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			argv := append([]string{bins["memos"], "-start-delay", slowDelay.String()}, tc.args...)
 			began := time.Now()
-			url, base, logs := startSlow(t, Config{}, argv...)
+			url, base, logs := startSlow(t, tc.cfg, argv...)
 			if got := readyStatus(t, base); got != http.StatusServiceUnavailable {
 				t.Fatalf("/readyz while the child starts: %d, want 503", got)
 			}
@@ -130,5 +133,63 @@ func TestProbeFailureIsNoVerdict(t *testing.T) {
 	}
 	if !strings.Contains(out, `"level":"warn"`) || !strings.Contains(out, "no such file") {
 		t.Errorf("probe failure not at warn with its reason:\n%s", out)
+	}
+}
+
+// A command with wrong arguments prints its usage and exits, at every
+// start: the bridge reports it once at error level with the usage text,
+// then retries with backoff without repeating the text above debug level.
+func TestWrongArgumentsReportedOnce(t *testing.T) {
+	logs := &syncBuffer{}
+	cfg := Config{
+		Command:        testChild(testChildEnv + "=usage"),
+		Logger:         zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel),
+		RestartBackoff: 10 * time.Millisecond,
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	httptestServer(t, h)
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(logs.String(), "era probe failed") < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 6 probe rounds in 20s:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a log, not syncing goroutines
+	}
+	var errs, after int
+	for _, line := range strings.Split(logs.String(), "\n") {
+		switch {
+		case strings.Contains(line, `"level":"error"`):
+			errs++
+			if !strings.Contains(line, "usage: test-server") {
+				t.Errorf("the report lacks the usage text: %s", line)
+			}
+		case errs > 0 && strings.Contains(line, "usage: test-server") && !strings.Contains(line, `"level":"debug"`):
+			after++
+		}
+	}
+	if errs != 1 || after != 0 {
+		t.Errorf("%d error reports (want 1), the usage text repeated %d times after it:\n%s", errs, after, logs)
+	}
+}
+
+// A child that has not answered within the start timeout is stopped and
+// started again after a backoff, with a warning that says so; left
+// running, it would stay unusable for good.
+func TestChildMissingStartTimeoutRestarted(t *testing.T) {
+	_, base, logs := startSlow(t, Config{ChildProtocol: ChildLegacy, ChildStartTimeout: 300 * time.Millisecond, RestartBackoff: 10 * time.Millisecond},
+		bins["memos"], "-modern=false", "-start-delay", "10s")
+	deadline := time.Now().Add(15 * time.Second)
+	for strings.Count(logs.String(), "did not finish starting; stopping it and retrying") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second stop of a child that misses its start timeout:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a log, not syncing goroutines
+	}
+	if got := readyStatus(t, base); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz: %d, want 503", got)
 	}
 }

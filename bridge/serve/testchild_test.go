@@ -41,6 +41,10 @@ func testChild(extraEnv ...string) func() *exec.Cmd {
 
 // runTestChild is the child's main loop: one connection on stdin/stdout.
 func runTestChild() int {
+	if os.Getenv(testChildEnv) == "usage" { // started with wrong arguments
+		fmt.Fprintln(os.Stderr, "usage: test-server --root DIR")
+		return 2
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)

@@ -8,6 +8,7 @@
 //	loadgen run   [flags] [-- COMMAND ARGS]   one load phase
 //	loadgen suite [flags] [-- COMMAND ARGS]   every measurement of run.sh for one target
 //	loadgen ab    [flags]                     two targets, short phases alternating (ab.go)
+//	loadgen sessions [flags] [-- COMMAND ARGS] new 2025 sessions one by one: initialize and first call times (sessions.go)
 //	loadgen copyfloor [-size N] [-reps N]     time to move N bytes over loopback TCP
 //	loadgen freeport                          print a free loopback TCP port
 //
@@ -63,6 +64,8 @@ func main() {
 		err = suiteCmd(ctx, os.Args[2:])
 	case "ab":
 		err = abCmd(ctx, os.Args[2:])
+	case "sessions":
+		err = sessionsCmd(ctx, os.Args[2:])
 	case "copyfloor":
 		err = copyCmd(os.Args[2:])
 	case "freeport":
@@ -78,7 +81,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: loadgen run|suite|ab|copyfloor|freeport [flags] [-- COMMAND ARGS]  (loadgen run -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: loadgen run|suite|ab|sessions|copyfloor|freeport [flags] [-- COMMAND ARGS]  (loadgen run -h for flags)")
 	os.Exit(2)
 }
 

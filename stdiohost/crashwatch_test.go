@@ -1,0 +1,104 @@
+package stdiohost
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A child with wrong arguments prints its usage and exits at once, every
+// time: the third quick exit in a row is reported once at error level with
+// the stderr, and from then on the usage text, the exits and the restarts
+// are not repeated above debug level. Durations name their unit.
+func TestCrashLoopReportedOnce(t *testing.T) {
+	var out lockedBuffer
+	log := zerolog.New(&out).Level(zerolog.DebugLevel)
+	w := &CrashWatch{Logger: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	starts := 0
+	s := &Supervisor{
+		Start: func() (*Host, error) {
+			if starts++; starts == 7 {
+				cancel()
+			}
+			return Start(helperCmd("usage"), Options{Logger: log, Watch: w})
+		},
+		InitialBackoff: 10 * time.Millisecond,
+		MaxBackoff:     20 * time.Millisecond,
+		Logger:         log,
+		Watch:          w,
+	}
+	s.Run(ctx)
+	var errors, after int
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		switch {
+		case strings.Contains(line, `"level":"error"`):
+			errors++
+			if !strings.Contains(line, "usage: server --root DIR") {
+				t.Errorf("the report lacks the child's stderr: %s", line)
+			}
+		case errors > 0 && !strings.Contains(line, `"level":"debug"`):
+			after++ // said again above debug after the report
+		}
+		if strings.Contains(line, `"uptime":`) || strings.Contains(line, `"restart_in":`) {
+			t.Errorf("a duration without its unit: %s", line)
+		}
+	}
+	if errors != 1 {
+		t.Errorf("%d error reports of the crash loop, want 1:\n%s", errors, out.String())
+	}
+	if after > 0 {
+		t.Errorf("after the report, %d lines of output, exits or restarts above debug level:\n%s", after, out.String())
+	}
+	if !strings.Contains(out.String(), `"uptime_ms":`) || !strings.Contains(out.String(), `"restart_in_ms":`) {
+		t.Errorf("no uptime_ms or restart_in_ms:\n%s", out.String())
+	}
+}
+
+// A child that stays up ends the loop: the next loop is reported again.
+func TestCrashWatchResets(t *testing.T) {
+	var out lockedBuffer
+	w := &CrashWatch{Logger: zerolog.New(&out)}
+	for range 3 {
+		w.exited(10*time.Millisecond, false, nil, "bad")
+	}
+	if !w.Quiet() {
+		t.Fatal("three quick exits: not reported")
+	}
+	w.exited(5*time.Second, false, nil, "")
+	if w.Quiet() {
+		t.Fatal("a child that stayed up did not end the loop")
+	}
+	for range 3 {
+		w.exited(10*time.Millisecond, true, nil, "") // stopped by the bridge: no failure
+	}
+	if w.Quiet() {
+		t.Fatal("children the bridge stopped counted as a crash loop")
+	}
+	if n := strings.Count(out.String(), `"level":"error"`); n != 1 {
+		t.Fatalf("%d reports, want 1", n)
+	}
+}
