@@ -283,6 +283,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	t.add(s)
+	client := initializeClient(m)
 	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
 			// A failed handshake leaves nothing to keep.
@@ -294,6 +295,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			s.version = v
 			s.mu.Unlock()
 		}
+		s.logStarted(client)
 		return false
 	})
 }
@@ -302,7 +304,6 @@ func (t *sessionTable) add(s *session) {
 	t.mu.Lock()
 	t.byID[s.id] = s
 	t.mu.Unlock()
-	s.log.Info().Msg("session started")
 }
 
 func (s *session) attach() {

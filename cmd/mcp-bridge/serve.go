@@ -148,7 +148,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	h.Start()
 	defer f.auth.watch(h, log)()
 	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
-		Int("auth_tokens", len(cfg.AuthTokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
+		Int("auth_tokens", cfg.TokenCount()).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
