@@ -454,8 +454,10 @@ func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) 
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
 	return stdiohost.Options{
-		OnMessage:      conn.onMessage,
-		OnBadLine:      conn.onBadLine,
+		OnMessage: conn.onMessage,
+		OnBadLine: func(err error) {
+			conn.onBadLine(err) // every request gets an answer (oversize.go)
+		},
 		MaxMessageSize: h.cfg.MaxMessageSize,
 		TerminateDelay: h.cfg.TerminateDelay,
 		WriteTimeout:   h.cfg.childWriteTimeout(),
