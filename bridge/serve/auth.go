@@ -78,3 +78,8 @@ type NamedToken struct {
 func (h *Handler) SetTokens(named []NamedToken) {
 	h.guard.setTokens(named)
 }
+
+// TokenCount is how many bearer tokens the configuration accepts: the
+// --auth-token ones and every entry of a token file (NamedTokens), which
+// is what a startup line reporting the tokens must count.
+func (c *Config) TokenCount() int { return len(c.allTokens()) }

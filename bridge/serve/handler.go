@@ -39,6 +39,7 @@ type Handler struct {
 	lim   *limits        // budgets shared by every stream and child
 	// replays bounds every legacy session's replay log together.
 	replays *replayBudget
+	clients clientsSeen // 2026-07-28 clients already logged (clientlog.go)
 
 	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
 	accessLog bool             // cfg.AccessLog, and the logger writes info lines

@@ -86,6 +86,7 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	s.conn = l.conn
 	s.version = version
 	l.h.sessions.add(s)
+	s.logStarted(initializeClient(m))
 	w.Header().Set(wire.HeaderSessionID, s.id)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(wire.ResultResponse(m.IDBytes(), result))

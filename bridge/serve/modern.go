@@ -32,6 +32,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		writeError(w, status, id, code, msg, data)
 		return
 	}
+	h.clients.first(h.log, h.guard.principal(r), m)
 	if m.Kind == wire.KindNotification {
 		// This revision defines no client notifications over HTTP
 		// (cancellation is closing the stream); accept and drop them.

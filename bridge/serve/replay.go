@@ -405,9 +405,9 @@ func (s *session) resume(w http.ResponseWriter, r *http.Request, no, seq int64) 
 		return false
 	}
 	if gap {
-		s.log.Warn().Int64("stream", no).Int64("after", seq).Msg("resumed stream: some events were no longer buffered (see --replay-buffer)")
+		s.log.Warn().Int64("stream", no).Int64("after_seq", seq).Msg("resumed stream: some events were no longer buffered (see --replay-buffer)")
 	}
-	s.log.Debug().Int64("stream", no).Int64("after", seq).Int("replayed", len(missed)).Bool("continues", st != nil).Msg("stream resumed")
+	s.log.Debug().Int64("stream", no).Int64("after_seq", seq).Int("replayed", len(missed)).Bool("continues", st != nil).Msg("stream resumed")
 	rsp := newResponder(w, false)
 	err := rsp.startSSE()
 	for _, ev := range missed {

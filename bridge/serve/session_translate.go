@@ -69,7 +69,7 @@ func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Messa
 	}
 	s.version = translate.NegotiateLegacy(p.ProtocolVersion)
 	t.add(s)
-	s.log.Info().Str("protocol", s.version).Msg("legacy session translated onto the 2026-07-28 child")
+	s.logStarted(initializeClient(m)) // translated: onto the 2026-07-28 child
 	w.Header().Set(wire.HeaderSessionID, s.id)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(wire.ResultResponse(m.IDBytes(), translate.InitializeFromDiscover(s.sc.discoverResult(), s.version)))

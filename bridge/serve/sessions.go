@@ -296,6 +296,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	t.add(s)
+	client := initializeClient(m)
 	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
 			// A failed handshake leaves nothing to keep.
@@ -307,6 +308,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			s.version = v
 			s.mu.Unlock()
 		}
+		s.logStarted(client)
 		return false
 	})
 }
@@ -315,7 +317,6 @@ func (t *sessionTable) add(s *session) {
 	t.mu.Lock()
 	t.byID[s.id] = s
 	t.mu.Unlock()
-	s.log.Info().Msg("session started")
 }
 
 func (s *session) attach() {

@@ -90,7 +90,14 @@ func stopServing(h drainer, srv *http.Server, f *serveFlags, drain bool, sigs <-
 		err = h.WaitDetached(ctx)
 	}
 	if err != nil {
-		log.Warn().Int("in_flight", h.InFlight()).Msg("shutdown timeout: abandoning in-flight requests")
+		// Only requests in flight are worth a warning; a connection that
+		// outlived the deadline with none (a client slow to send its body,
+		// a stream that had nothing left to say) is closed as planned.
+		if n := h.InFlight(); n > 0 {
+			log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
+		} else {
+			log.Debug().Err(err).Msg("shutdown timeout: closing the connections still open; no request was in flight")
+		}
 	}
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 const (
@@ -140,4 +143,29 @@ func TestServeDrainSessionTimeout(t *testing.T) {
 		t.Errorf("exited %v after SIGTERM, before drain delay + shutdown timeout (2.5s): the open session was not waited for", took)
 	}
 	t.Logf("exit %v after SIGTERM (drain delay 500ms + shutdown timeout 2s)", took.Round(time.Millisecond))
+}
+
+// stuckDrainer is a drainer whose detached streams outlive any deadline,
+// with inFlight requests.
+type stuckDrainer struct{ inFlight int }
+
+func (stuckDrainer) BeginDrain()                            {}
+func (stuckDrainer) Refuse()                                {}
+func (stuckDrainer) SessionsEnded() <-chan struct{}         { return nil }
+func (stuckDrainer) BeginShutdown()                         {}
+func (d stuckDrainer) InFlight() int                        { return d.inFlight }
+func (stuckDrainer) WaitDetached(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+// The shutdown warning speaks of requests in flight only when there are
+// some (issue 21: "abandoning in-flight requests in_flight=0").
+func TestShutdownTimeoutWarnsOnlyWithRequestsInFlight(t *testing.T) {
+	for _, n := range []int{0, 2} {
+		var logs strings.Builder
+		log := zerolog.New(&logs).Level(zerolog.DebugLevel)
+		stopServing(stuckDrainer{n}, &http.Server{}, &serveFlags{shutdown: 20 * time.Millisecond}, false, nil, log)
+		warned := strings.Contains(logs.String(), `"level":"warn"`)
+		if warned != (n > 0) || (n > 0 && !strings.Contains(logs.String(), `"in_flight":2`)) {
+			t.Errorf("%d in flight: %s", n, logs.String())
+		}
+	}
 }

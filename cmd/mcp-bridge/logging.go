@@ -1,14 +1,28 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	stdlog "log"
 	"os"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 )
+
+// The process's log formats, set once before any logger exists (setting
+// them per logger would race with loggers already writing). Durations are
+// Go duration strings ("1m3.5s"): zerolog's default is a bare number of
+// milliseconds, a unit no reader of "uptime=23917.2" can guess, and the
+// Dur fields of every package (stdiohost's uptime and restart_in,
+// connect's took, httpclient's wait) are written through it. Numeric
+// duration fields are named for their unit instead (took_ms).
+func init() {
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	zerolog.DurationFieldFormat = zerolog.DurationFormatString
+}
 
 // logFlags are the flags every subcommand shares.
 type logFlags struct {
@@ -56,8 +70,22 @@ func (l *logFlags) logger(stderr io.Writer) (zerolog.Logger, error) {
 	default:
 		return zerolog.Nop(), usagef("--log-format %q: want auto, json or console", l.format)
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
 	return zerolog.New(zerolog.SyncWriter(w)).Level(level).With().Timestamp().Logger(), nil
+}
+
+// warnLog is a standard-library logger (net/http's Server.ErrorLog: TLS
+// handshake failures, broken connections) whose lines go to log at WARN.
+// A zerolog.Logger used as an io.Writer writes without a level, which the
+// console shows as "???" and JSON as no level at all.
+func warnLog(log zerolog.Logger) *stdlog.Logger {
+	return stdlog.New(warnWriter{log}, "", 0)
+}
+
+type warnWriter struct{ log zerolog.Logger }
+
+func (w warnWriter) Write(p []byte) (int, error) {
+	w.log.Warn().Msg(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -157,7 +157,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	h.Start()
 	defer f.auth.watch(h, log)()
 	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
-		Int("auth_tokens", len(cfg.AuthTokens)).Str("child_per", f.childPer).Msg("mcp-bridge serving")
+		Int("auth_tokens", cfg.TokenCount()).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	stdlog "log"
 	"net/http"
 	"time"
 
@@ -84,7 +83,7 @@ func httpServer(h http.Handler, log zerolog.Logger) *http.Server {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       5 * time.Minute,
-		ErrorLog:          stdlog.New(log.With().Str("src", "net/http").Logger(), "", 0),
+		ErrorLog:          warnLog(log.With().Str("src", "net/http").Logger()),
 	}
 }
 

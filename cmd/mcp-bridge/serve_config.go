@@ -87,7 +87,7 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	orphans := adopt(log)
 	g.Start()
 	log.Info().Str("url", baseURL(ln, certs)+"/servers/<name>/mcp").Strs("servers", g.Servers()).Str("config", f.config).
-		Int("auth_tokens", len(base.AuthTokens)).Msg("mcp-bridge serving")
+		Int("auth_tokens", base.TokenCount()).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
