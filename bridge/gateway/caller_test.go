@@ -226,3 +226,19 @@ func TestReadyzNotEnumerable(t *testing.T) {
 		t.Errorf("an unknown server's readiness with a token: %d, want 404", code)
 	}
 }
+
+// The same subject with fewer scopes is another caller: an aggregate made
+// for a token with memos:write never serves a token without it.
+func TestAggregateCallerScopesNotReused(t *testing.T) {
+	gw, token := oauthGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, v := range versions[:2] {
+		strong := aggClient(t, ctx, gw, token("carol", "mcp memos:write"), v.version)
+		callOK(t, ctx, strong, "memos_"+probes["memos"])
+		weak := aggClient(t, ctx, gw, token("carol", "mcp"), v.version)
+		if names := toolNames(t, ctx, weak); names["memos_"+probes["memos"]] {
+			t.Errorf("%s: carol's token without memos:write lists memos through the aggregate made for her other token", v.name)
+		}
+	}
+}
