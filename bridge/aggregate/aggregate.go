@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -105,22 +107,16 @@ const (
 // holds only configuration: each Run dials the downstreams afresh, so one
 // Aggregator may serve many sessions, one after another or at once.
 type Aggregator struct {
-	cfg Config
+	cfg Config // Servers: guarded by mu; the rest never changes
+
+	mu       sync.Mutex
+	sessions map[*session]struct{} // running, for SetServers
 }
 
 // New checks cfg and returns an Aggregator.
 func New(cfg Config) (*Aggregator, error) {
-	seen := map[string]bool{}
-	for _, s := range cfg.Servers {
-		switch {
-		case s.Name == "":
-			return nil, ErrNoName
-		case seen[s.Name]:
-			return nil, fmt.Errorf("%w: %q", ErrDuplicateName, s.Name)
-		case s.Dial == nil:
-			return nil, fmt.Errorf("%w: %q", ErrNoDial, s.Name)
-		}
-		seen[s.Name] = true
+	if err := checkServers(cfg.Servers); err != nil {
+		return nil, err
 	}
 	if cfg.Separator == "" {
 		cfg.Separator = "_"
@@ -141,7 +137,78 @@ func New(cfg Config) (*Aggregator, error) {
 		cfg.MaxInflight = defaultMaxInflight
 	}
 	cfg.Servers = append([]Server(nil), cfg.Servers...)
-	return &Aggregator{cfg: cfg}, nil
+	return &Aggregator{cfg: cfg, sessions: map[*session]struct{}{}}, nil
+}
+
+// checkServers is New's check of a server list.
+func checkServers(servers []Server) error {
+	seen := map[string]bool{}
+	for _, s := range servers {
+		switch {
+		case s.Name == "":
+			return ErrNoName
+		case seen[s.Name]:
+			return fmt.Errorf("%w: %q", ErrDuplicateName, s.Name)
+		case s.Dial == nil:
+			return fmt.Errorf("%w: %q", ErrNoDial, s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// SetServers replaces the downstream servers, for the sessions to come
+// and for those running, which go on: a server no longer listed, or named
+// in restart, is closed (its entries leave the lists and the client is
+// told with list_changed); a new one, or one named in restart, is started
+// and joins each running session as a late server does (see join) — the
+// client is told with list_changed once its entries are listed. Servers
+// neither added, removed nor restarted keep their connections.
+func (a *Aggregator) SetServers(servers []Server, restart []string) error {
+	if err := checkServers(servers); err != nil {
+		return err
+	}
+	servers = append([]Server(nil), servers...)
+	a.mu.Lock()
+	old := a.cfg.Servers
+	a.cfg.Servers = servers
+	sessions := make([]*session, 0, len(a.sessions))
+	for s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	had := map[string]bool{}
+	for _, s := range old {
+		had[s.Name] = true
+	}
+	has := map[string]bool{}
+	var add []Server
+	for _, s := range servers {
+		has[s.Name] = true
+		if !had[s.Name] || slices.Contains(restart, s.Name) {
+			add = append(add, s)
+		}
+	}
+	var remove []string
+	for _, s := range old {
+		if !has[s.Name] || slices.Contains(restart, s.Name) {
+			remove = append(remove, s.Name)
+		}
+	}
+	if len(add)+len(remove) == 0 {
+		return nil
+	}
+	for _, s := range sessions {
+		s.update(add, remove)
+	}
+	return nil
+}
+
+// servers returns the current server list.
+func (a *Aggregator) servers() []Server {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.Servers
 }
 
 // Run serves one upstream session: it reads the client's messages from
@@ -155,5 +222,13 @@ func New(cfg Config) (*Aggregator, error) {
 // waits for the read in progress to return.
 func (a *Aggregator) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	s := newSession(a, ctx, stdout)
+	a.mu.Lock()
+	a.sessions[s] = struct{}{}
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.sessions, s)
+		a.mu.Unlock()
+	}()
 	return s.run(ctx, stdin, stdout)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -40,6 +41,10 @@ type downstream struct {
 	// initialize was answered.
 	rank int
 	late bool
+	// removed: closed because SetServers took it out, not ended on its own.
+	removed atomic.Bool
+	// left: its end has been handled (downstreamGone); publish may drop it.
+	left atomic.Bool
 
 	// Until it is opened (see open), its requests and notifications are
 	// held, in order, so that nothing of a late server precedes the
@@ -94,7 +99,7 @@ func readCapabilities(m *wire.Message) capabilities {
 // dial starts server i and registers it with the session; its reader runs
 // from then on.
 func (s *session) dial(i int) (*downstream, error) {
-	srv := s.cfg.Servers[i]
+	srv := s.server(i)
 	out, in, closeWait, err := srv.Dial(s.ctx)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)

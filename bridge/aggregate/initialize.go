@@ -38,7 +38,16 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	rel := wire.Span{Start: at.Start - m.Params.Start, End: at.End - m.Params.Start}
 	params := wire.Splice(m.Bytes(m.Params), wire.Edit{Span: rel, Value: wire.AppendString(nil, version)})
 
-	n := len(s.cfg.Servers)
+	// The servers of now; one added from here on (update) starts on its
+	// own and joins late.
+	s.mu.Lock()
+	s.params = params
+	n := len(s.servers)
+	ctxs := make([]context.Context, n)
+	for i := range n {
+		ctxs[i] = s.serverContext(i)
+	}
+	s.mu.Unlock()
 	st := &startup{got: make([]*downstream, n), done: make([]bool, n), left: n, all: make(chan struct{})}
 	if n == 0 {
 		close(st.all)
@@ -46,7 +55,7 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	for i := range n {
 		// Owned by the session, not by this handler: a server still
 		// starting when the answer goes out joins later.
-		s.joiners.Go(func() { s.startOrJoin(ctx, st, i, params) })
+		s.joiners.Go(func() { s.startOrJoin(ctxs[i], st, i, params) })
 	}
 	timer := time.NewTimer(s.cfg.JoinTimeout)
 	select {
@@ -66,7 +75,7 @@ func (s *session) initialize(ctx context.Context, m *wire.Message) []byte {
 	var late []string
 	for i, done := range st.done {
 		if !done {
-			late = append(late, s.cfg.Servers[i].Name)
+			late = append(late, s.servers[i].Name)
 		}
 	}
 	s.mu.Unlock()
@@ -132,7 +141,7 @@ func (s *session) sendInitialized(ds []*downstream) []*downstream {
 // start dials server i and initializes it; nil when it fails, which is
 // logged. It does not send notifications/initialized: see sendInitialized.
 func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
-	name := s.cfg.Servers[i].Name
+	name := s.server(i).Name
 	log := s.log.With().Str("server", name).Logger()
 	d, err := s.dial(i)
 	if err != nil {
@@ -146,6 +155,7 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 	})
 	switch {
 	case ctx.Err() != nil:
+		d.closeInput() // the session ends, or the server was removed
 		return nil
 	case err != nil:
 		log.Warn().Err(err).Msg("aggregate: server did not initialize; it is left out")

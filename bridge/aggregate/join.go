@@ -129,7 +129,14 @@ func (s *session) publish(ds []*downstream) bool {
 	if s.closing {
 		return false
 	}
-	old := s.downstreams()
+	// A server that has ended (removed by a reload, say) leaves the set
+	// here, so that the set does not grow with every reload.
+	var old []*downstream
+	for _, d := range s.downstreams() {
+		if !d.left.Load() {
+			old = append(old, d)
+		}
+	}
 	next := make([]*downstream, 0, len(old)+len(ds))
 	next = append(append(next, old...), ds...)
 	for i, d := range ds {

@@ -128,6 +128,7 @@ func (s *session) serverCancelled(d *downstream, m *wire.Message) {
 // and tells the client the server's tools, prompts and resources left the
 // lists.
 func (s *session) downstreamGone(d *downstream, relayed map[string]int64, err error) {
+	defer d.left.Store(true)
 	s.mu.Lock()
 	closing := s.closing
 	var ids []int64
@@ -143,7 +144,9 @@ func (s *session) downstreamGone(d *downstream, relayed map[string]int64, err er
 		return
 	}
 	routable := s.routable(d)
-	if routable {
+	if d.removed.Load() {
+		d.log.Debug().Err(err).Msg("aggregate: a removed server's connection ended")
+	} else if routable {
 		d.log.Warn().Err(err).Msg("aggregate: server ended; its tools, prompts and resources leave the lists")
 	} else {
 		// It failed to start or to join (which was logged), or ended

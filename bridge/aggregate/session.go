@@ -46,7 +46,11 @@ type session struct {
 
 	mu       sync.Mutex
 	closing  bool
-	all      []*downstream // every downstream dialed, for shutdown
+	servers  []Server             // by index; a server added later is appended (update)
+	removed  []bool               // by index: taken out by update
+	stops    []context.CancelFunc // by index: ends its start, retries and join
+	params   []byte               // the servers' initialize params, once initialize began
+	all      []*downstream        // every downstream dialed, for shutdown
 	inflight map[string]context.CancelFunc
 	nextUp   int64                // ids and tokens minted for the client
 	relays   map[int64]relay      // our id of a relayed request -> its origin
@@ -60,6 +64,7 @@ func newSession(a *Aggregator, parent context.Context, stdout io.Writer) *sessio
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
 		cfg:      &a.cfg,
+		servers:  a.servers(),
 		log:      a.cfg.Logger,
 		ctx:      ctx,
 		cancel:   cancel,

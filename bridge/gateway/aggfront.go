@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -35,6 +37,7 @@ type aggFront struct {
 type callerAgg struct {
 	c    *caller
 	rt   *route
+	agg  *aggregate.Aggregator
 	last time.Time // guarded by aggFront.mu
 }
 
@@ -83,13 +86,13 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 	if c.name != "" {
 		f.g.delegates.mint(c)
 	}
-	h, err := f.spec.handler(f.g, c)
+	h, agg, err := f.spec.handler(f.g, c)
 	if err != nil {
 		f.g.delegates.revoke(c)
 		f.g.log.Error().Err(err).Msg("aggregate: building a caller's aggregate")
 		return nil, http.StatusInternalServerError
 	}
-	ca := &callerAgg{c: c, rt: &route{name: "aggregate", h: h, idleCh: make(chan struct{})}, last: now}
+	ca := &callerAgg{c: c, rt: &route{name: "aggregate", h: h, idleCh: make(chan struct{})}, agg: agg, last: now}
 	f.g.startLike(h)
 	f.callers[c.key] = ca
 	return ca, 0
@@ -142,6 +145,23 @@ func (f *aggFront) reap(stop <-chan struct{}) {
 			f.mu.Lock()
 			f.evictIdle(now, false)
 			f.mu.Unlock()
+		}
+	}
+}
+
+// update applies a reload that changed the servers (not the aggregate's
+// own settings) to every caller's running aggregate: each gets the
+// servers of file it may use, restarted are the changed ones, and their
+// sessions go on (aggregate.Aggregator.SetServers).
+func (f *aggFront) update(file *teamconfig.Config, changed []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	spec := *f.spec
+	spec.file = file
+	f.spec = &spec
+	for _, ca := range f.callers {
+		if err := ca.agg.SetServers(spec.servers(f.g, ca.c), changed); err != nil {
+			f.g.log.Error().Err(err).Msg("aggregate: applying the reload to a caller's aggregate")
 		}
 	}
 }

@@ -49,7 +49,7 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*aggSpec, error) {
 	}
 	// The Handler of the unauthenticated caller is built now, so that a
 	// bad configuration fails New or Reload rather than a request.
-	h, err := spec.handler(g, &caller{})
+	h, _, err := spec.handler(g, &caller{})
 	if err != nil {
 		return nil, err
 	}
@@ -57,16 +57,9 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*aggSpec, error) {
 	return spec, nil
 }
 
-// handler builds c's aggregate Handler: the servers c may use, dialed
-// with c's credential.
-func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, error) {
-	cfg := spec.cfg
-	if cfg.Auth != nil {
-		cfg.Auth = frontAuth{inner: cfg.Auth}
-	}
-	if c.key != "" {
-		cfg.Logger = cfg.Logger.With().Str("caller", callerLabel(c)).Logger()
-	}
+// servers are the servers of the file c may use, dialed with c's
+// credential.
+func (spec *aggSpec) servers(g *Gateway, c *caller) []aggregate.Server {
 	file := spec.file
 	var servers []aggregate.Server
 	for _, name := range file.Enabled() {
@@ -80,10 +73,22 @@ func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, error) {
 			},
 		})
 	}
-	join := time.Duration(file.Bridge.JoinTimeout)
+	return servers
+}
+
+// handler builds c's aggregate Handler and the Aggregator it runs.
+func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, *aggregate.Aggregator, error) {
+	cfg := spec.cfg
+	if cfg.Auth != nil {
+		cfg.Auth = frontAuth{inner: cfg.Auth}
+	}
+	if c.key != "" {
+		cfg.Logger = cfg.Logger.With().Str("caller", callerLabel(c)).Logger()
+	}
+	join := time.Duration(spec.file.Bridge.JoinTimeout)
 	agg, err := aggregate.New(aggregate.Config{
-		Servers:        servers,
-		Separator:      file.Bridge.Separator,
+		Servers:        spec.servers(g, c),
+		Separator:      spec.file.Bridge.Separator,
 		JoinTimeout:    join,
 		ListTimeout:    join, // every step of every server, not only initialize
 		OnAbsent:       cfg.Telemetry.AggregateAbsent,
@@ -91,14 +96,14 @@ func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, error) {
 		MaxMessageSize: cfg.MaxMessageSize,
 	})
 	if err != nil {
-		return nil, errorf("aggregated endpoint: %w", err)
+		return nil, nil, errorf("aggregated endpoint: %w", err)
 	}
 	cfg.Run = agg.Run
 	h, err := serve.New(cfg)
 	if err != nil {
-		return nil, errorf("aggregated endpoint: %w", err)
+		return nil, nil, errorf("aggregated endpoint: %w", err)
 	}
-	return h, nil
+	return h, agg, nil
 }
 
 // callerLabel names a caller in the aggregate's logs: the OAuth
@@ -111,12 +116,14 @@ func callerLabel(c *caller) string {
 }
 
 // aggregateChanged reports whether a reload must rebuild the aggregated
-// endpoint: it lists every enabled server, so any change of the set or of
-// a server (its filters show through) counts, as do its own settings.
-func aggregateChanged(old, new *teamconfig.Config, ch teamconfig.Changes) bool {
-	if old.Bridge.Aggregate != new.Bridge.Aggregate || old.Bridge.Separator != new.Bridge.Separator ||
-		old.Bridge.JoinTimeout != new.Bridge.JoinTimeout {
-		return true
-	}
-	return new.Bridge.Aggregate && len(ch.Added)+len(ch.Removed)+len(ch.Changed) > 0
+// endpoint, ending its sessions: only when its own settings change (it is
+// turned on or off, its separator renames every entry, its joinTimeout
+// and limits are its Handlers'). A change of the servers is applied to
+// the running aggregates instead (aggFront.update), and their sessions go
+// on.
+func aggregateChanged(old, new *teamconfig.Config) bool {
+	ob, nb := old.Bridge, new.Bridge
+	return ob.Aggregate != nb.Aggregate || ob.Separator != nb.Separator || ob.JoinTimeout != nb.JoinTimeout ||
+		ob.MaxBody != nb.MaxBody || ob.MaxMessageSize != nb.MaxMessageSize || ob.MaxInflight != nb.MaxInflight ||
+		ob.MaxSessions != nb.MaxSessions
 }

@@ -58,5 +58,11 @@ func TestGatewayAggregate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs := connectSDK(t, ctx, gw.URL+AggregatePath, "")
+	for !toolNames(t, ctx, cs)["memos2_auth_get_current_user"] {
+		if ctx.Err() != nil {
+			t.Fatal("memos2 never joined the aggregate")
+		}
+		time.Sleep(50 * time.Millisecond) // polling the endpoint's list, not syncing goroutines
+	}
 	callOK(t, ctx, cs, "memos2_auth_get_current_user")
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
@@ -22,7 +23,10 @@ import (
 // principal see the caller and nobody else.
 type caller struct {
 	// key tells callers apart: "token:<SHA-256>" for a static token,
-	// "oauth:<principal>" for an OAuth token, "" for the unauthenticated
+	// "oauth:<principal>" and the granted scopes for an OAuth token (a
+	// token of the same subject with other scopes is another caller, so
+	// that an aggregate never serves a token more than its own scopes
+	// open), "" for the unauthenticated
 	// caller (every caller of a gateway without inbound auth, and the one
 	// that refuses everyone else's bad credentials).
 	key string
@@ -229,14 +233,17 @@ func (g *Gateway) identify(r *http.Request) *caller {
 	if err != nil {
 		return nil
 	}
-	c := &caller{key: "oauth:" + name, name: name}
+	c := &caller{name: name}
 	if sv, ok := auth.(scopeVerifier); ok {
 		id, err := sv.Verify(r.Context(), tok)
 		if err != nil {
 			return nil
 		}
-		c.scopes = slices.Clone(id.Scopes)
+		c.scopes = slices.Sorted(slices.Values(id.Scopes))
+		c.scopes = slices.Compact(c.scopes)
 	}
+	// A NUL can be in neither a principal printed by rsauth nor a scope.
+	c.key = "oauth:" + name + "\x00" + strings.Join(c.scopes, " ")
 	return c
 }
 

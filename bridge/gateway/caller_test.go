@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -183,5 +184,61 @@ func TestAggregateCarriesStaticCaller(t *testing.T) {
 	}
 	if !found {
 		t.Error("no access log line of memos")
+	}
+}
+
+// With inbound auth on, a server's readiness does not tell an
+// unauthenticated caller whether the name exists: an enabled, a disabled
+// and an unknown name get the same 401; a token the gateway accepts gets
+// the real answer.
+func TestReadyzNotEnumerable(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}, "off": {"command": "x", "disabled": true}}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{AuthTokens: []string{"tok"}})
+	get := func(path, tok string) (int, string) {
+		req, _ := http.NewRequest("GET", gw.URL+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	first, body := get("/servers/memos/readyz", "")
+	for _, p := range []string{"/servers/off/readyz", "/servers/nosuch/readyz"} {
+		for _, tok := range []string{"", "wrong"} {
+			if code, b := get(p, tok); code != first || b != body || code != http.StatusUnauthorized {
+				t.Errorf("%s (token %q): %d %q, want the same as memos': %d %q", p, tok, code, b, first, body)
+			}
+		}
+	}
+	waitReadyAuth := func() int {
+		code, _ := get("/servers/memos/readyz", "tok")
+		return code
+	}
+	if code := waitReadyAuth(); code != 200 && code != 503 {
+		t.Errorf("memos' readiness with a token: %d", code)
+	}
+	if code, _ := get("/servers/nosuch/readyz", "tok"); code != http.StatusNotFound {
+		t.Errorf("an unknown server's readiness with a token: %d, want 404", code)
+	}
+}
+
+// The same subject with fewer scopes is another caller: an aggregate made
+// for a token with memos:write never serves a token without it.
+func TestAggregateCallerScopesNotReused(t *testing.T) {
+	gw, token := oauthGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, v := range versions[:2] {
+		strong := aggClient(t, ctx, gw, token("carol", "mcp memos:write"), v.version)
+		callOK(t, ctx, strong, "memos_"+probes["memos"])
+		weak := aggClient(t, ctx, gw, token("carol", "mcp"), v.version)
+		if names := toolNames(t, ctx, weak); names["memos_"+probes["memos"]] {
+			t.Errorf("%s: carol's token without memos:write lists memos through the aggregate made for her other token", v.name)
+		}
 	}
 }

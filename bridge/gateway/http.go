@@ -43,6 +43,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "no MCP endpoint at this path; servers are at /servers/<name>/mcp")
 		return
 	}
+	if rest == "readyz" && !strings.HasPrefix(p, metadataPrefix) && g.authOn() && g.identify(r) == nil {
+		// A server's readiness tells whether the name exists: with
+		// inbound auth on, it is told only to a caller the gateway
+		// accepts, and every other caller gets the same 401 whatever the
+		// name (a load balancer probes the gateway's /readyz).
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-bridge"`)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, "a server's readiness needs a token the gateway accepts; /readyz is the gateway's own\n")
+		return
+	}
 	g.mu.RLock()
 	rt := g.routes[name]
 	disabled := rt == nil && g.file.Servers[name] != nil

@@ -18,7 +18,7 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 	}
 	ch := teamconfig.Diff(g.file, file)
 	var agg *aggSpec
-	rebuildAgg := aggregateChanged(g.file, file, ch)
+	rebuildAgg := aggregateChanged(g.file, file)
 	if rebuildAgg {
 		var err error
 		if agg, err = g.newAggregate(file); err != nil {
@@ -56,10 +56,14 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 		// The same settings; the entry object is the new file's.
 		g.routes[name].srv = file.Servers[name]
 	}
-	if rebuildAgg {
+	switch {
+	case rebuildAgg:
 		for _, rt := range g.setAggregate(agg) {
-			g.retire(rt, "servers changed")
+			g.retire(rt, "the aggregated endpoint's settings changed")
 		}
+	case g.agg != nil && len(ch.Added)+len(ch.Removed)+len(ch.Changed) > 0:
+		// After the routes: a changed server is dialed at its new one.
+		g.agg.update(file, ch.Changed)
 	}
 	g.file = file
 	g.log.Info().Strs("added", ch.Added).Strs("removed", ch.Removed).Strs("changed", ch.Changed).

@@ -92,6 +92,10 @@ func TestExpositionDifferential(t *testing.T) {
 	tel.AggregateAbsent("stuck", "tools/list")
 	stop := srv.Watch(func() Gauges { return Gauges{Children: 3, LegacySessions: 4, BufferedBytes: 5 << 30, Inflight: 6} })
 	defer stop()
+	// A second Handler under the same name (a caller's aggregate, a
+	// reload's new Handler): the Gauges add up.
+	stop2 := srv.Watch(func() Gauges { return Gauges{Children: 2} })
+	defer stop2()
 
 	text := scrape(t, tel)
 	fams := parse(t, text)
@@ -224,7 +228,7 @@ func TestExpositionDifferential(t *testing.T) {
 		{"mcp_bridge_input_rounds_total", map[string]string{LabelServer: "srv"}, 2},
 		{"mcp_bridge_aggregate_absent_total", map[string]string{LabelServer: "stuck", LabelReason: "tools/list"}, 1},
 		{"mcp_bridge_open_streams", map[string]string{LabelServer: "srv"}, 1},
-		{"mcp_bridge_children", map[string]string{LabelServer: "srv"}, 3},
+		{"mcp_bridge_children", map[string]string{LabelServer: "srv"}, 5},
 		{"mcp_bridge_legacy_sessions", map[string]string{LabelServer: "srv"}, 4},
 		{"mcp_bridge_buffered_bytes", map[string]string{LabelServer: "srv"}, 5 << 30},
 		{"mcp_bridge_inflight_requests", map[string]string{LabelServer: "srv"}, 6},

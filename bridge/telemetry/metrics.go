@@ -30,14 +30,17 @@ type metrics struct {
 	absent                                      *family // aggregate.go
 	static                                      []*family
 
-	mu      sync.Mutex
-	sources map[*Scope]func() Gauges
+	mu sync.Mutex
+	// sources are the watched Gauges, one per Watch call: several Handlers
+	// may report under one server name (the aggregate's, one per caller;
+	// an old and a new Handler during a reload), and their Gauges add up.
+	sources map[*watch]func() Gauges
 
 	proc procCache
 }
 
 func (t *Telemetry) initMetrics() {
-	m := &metrics{sources: map[*Scope]func() Gauges{}}
+	m := &metrics{sources: map[*watch]func() Gauges{}}
 	// Both histograms are registered: a gateway serves some servers and is
 	// the client of others through one registry. One that is never used
 	// does not appear in /metrics.
@@ -89,8 +92,8 @@ func (m *metrics) watched() []*family {
 		f    func() Gauges
 	}
 	reads := make([]read, 0, len(m.sources))
-	for s, f := range m.sources {
-		reads = append(reads, read{s.name, f})
+	for w, f := range m.sources {
+		reads = append(reads, read{w.s.name, f})
 	}
 	m.mu.Unlock()
 	children := newFamily(metricsPrefix+"children", "MCP server processes running.", kindGauge, LabelServer)
@@ -98,12 +101,26 @@ func (m *metrics) watched() []*family {
 	buffered := newFamily(metricsPrefix+"buffered_bytes", "Bytes of child messages held for HTTP clients, counted against --max-buffered.", kindGauge, LabelServer)
 	inflight := newFamily(metricsPrefix+"inflight_requests", "Requests sent to MCP server processes and not answered yet.", kindGauge, LabelServer)
 	// The sources take their own locks: call them outside ours.
+	sums := map[string]Gauges{}
+	var names []string
 	for _, r := range reads {
 		v := r.f()
-		children.with(r.name).g.set(float64(v.Children))
-		sessions.with(r.name).g.set(float64(v.LegacySessions))
-		buffered.with(r.name).g.set(float64(v.BufferedBytes))
-		inflight.with(r.name).g.set(float64(v.Inflight))
+		sum, ok := sums[r.name]
+		if !ok {
+			names = append(names, r.name)
+		}
+		sum.Children += v.Children
+		sum.LegacySessions += v.LegacySessions
+		sum.BufferedBytes += v.BufferedBytes
+		sum.Inflight += v.Inflight
+		sums[r.name] = sum
+	}
+	for _, name := range names {
+		v := sums[name]
+		children.with(name).g.set(float64(v.Children))
+		sessions.with(name).g.set(float64(v.LegacySessions))
+		buffered.with(name).g.set(float64(v.BufferedBytes))
+		inflight.with(name).g.set(float64(v.Inflight))
 	}
 	return []*family{children, sessions, buffered, inflight}
 }
@@ -168,19 +185,24 @@ func (s *Scope) metrics() bool { return s != nil && s.t.met != nil }
 // Tracing reports whether s records spans.
 func (s *Scope) Tracing() bool { return s != nil && s.t.tracer != nil }
 
+// A watch is one Watch call's registration.
+type watch struct{ s *Scope }
+
 // Watch makes /metrics report f's Gauges under s's server name until the
-// returned function is called.
+// returned function is called; the Gauges of several Watch calls under
+// one name are added up.
 func (s *Scope) Watch(f func() Gauges) (stop func()) {
 	if !s.metrics() {
 		return func() {}
 	}
 	m := s.t.met
+	w := &watch{s}
 	m.mu.Lock()
-	m.sources[s] = f
+	m.sources[w] = f
 	m.mu.Unlock()
 	return func() {
 		m.mu.Lock()
-		delete(m.sources, s)
+		delete(m.sources, w)
 		m.mu.Unlock()
 	}
 }
