@@ -31,11 +31,11 @@ type providerStats struct {
 	Errors         []string       `json:"errors"`
 }
 
-func startOIDCProvider(t *testing.T, accessTTL time.Duration) *oidcProvider {
+func startOIDCProvider(t *testing.T, accessTTL time.Duration, extraEnv ...string) *oidcProvider {
 	t.Helper()
 	p, addr := startDirectEnv(t, "oidc-provider",
 		func(addr string) []string {
-			return []string{"PORT=" + addr[strings.LastIndexByte(addr, ':')+1:], fmt.Sprintf("ACCESS_TOKEN_TTL=%d", int(accessTTL.Seconds()))}
+			return append([]string{"PORT=" + addr[strings.LastIndexByte(addr, ':')+1:], fmt.Sprintf("ACCESS_TOKEN_TTL=%d", int(accessTTL.Seconds()))}, extraEnv...)
 		},
 		func(string) []string {
 			return []string{env.node, filepath.Join(env.interopDir, "drivers", "oidc-provider.mjs")}
@@ -66,6 +66,17 @@ func (o *oidcProvider) forget(t *testing.T) {
 		t.Fatalf("provider forget: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// serveWithIssuer starts `mcp-bridge serve --oauth-issuer` for as in
+// front of memos and returns its MCP URL.
+func serveWithIssuer(t *testing.T, as *oidcProvider) string {
+	t.Helper()
+	_, addr := startDirect(t, "mcp-bridge-serve", func(addr string) []string {
+		return []string{env.bridge, "serve", "--listen", addr, "--log-level", "debug", "--public-url", "http://" + addr + "/mcp",
+			"--oauth-issuer", as.issuer, "--oauth-scope", "mcp:memos", "--", env.memos}
+	})
+	return "http://" + addr + "/mcp"
 }
 
 // initialize opens the MCP session of a connect host.
@@ -134,11 +145,7 @@ func TestOAuthNodeOIDCProvider(t *testing.T) {
 	// 45 s: connect renews a token 30 s before its expiry, so each token
 	// is used for about 15 s and then refreshed.
 	as := startOIDCProvider(t, 45*time.Second)
-	_, addr := startDirect(t, "mcp-bridge-serve", func(addr string) []string {
-		return []string{env.bridge, "serve", "--listen", addr, "--log-level", "debug", "--public-url", "http://" + addr + "/mcp",
-			"--oauth-issuer", as.issuer, "--oauth-scope", "mcp:memos", "--", env.memos}
-	})
-	url := "http://" + addr + "/mcp"
+	url := serveWithIssuer(t, as)
 	h := newOAuthHome(t)
 	report := func(when string) providerStats {
 		s := as.stats(t)
@@ -244,5 +251,55 @@ func TestOAuthStaticTokenServeHint(t *testing.T) {
 	}
 	if n := h.browserRuns(t); n != 0 {
 		t.Errorf("browser runs = %d, want 0", n)
+	}
+}
+
+// Issue 28 (6): a resource server that refuses every token, even the one a
+// login just gave (here: node-oidc-provider issues them for another
+// audience; no refresh tokens): each connect process runs the browser at
+// most once in 5 minutes; the host's later requests fail at once with an
+// error that says so, instead of one browser login per request. Before the
+// third process the provider forgets its clients: with no refresh token to
+// reveal it, connect checks the stored registration at the token endpoint
+// before opening the browser, registers once more and logs in once.
+func TestOAuthRefusedFreshTokens(t *testing.T) {
+	as := startOIDCProvider(t, 300*time.Second, "WRONG_AUDIENCE=1", "NO_REFRESH=1")
+	url := serveWithIssuer(t, as)
+	h := newOAuthHome(t)
+	const messages = 7
+	for i, name := range []string{"p1", "p2", "p3"} {
+		wantRegistrations := 1
+		if name == "p3" {
+			as.forget(t)
+			wantRegistrations = 2
+		}
+		c := h.connectWith(t, name, url, env.oidcBrowser)
+		var last error
+		for m := range messages {
+			var err error
+			if m == 0 {
+				err = c.initialize()
+			} else {
+				_, err = c.call("ping", map[string]any{})
+			}
+			if err == nil {
+				t.Fatalf("%s message %d: accepted", name, m)
+			}
+			last = err
+		}
+		if !strings.Contains(last.Error(), "refused the token of the browser login") {
+			t.Errorf("%s: last error %v", name, last)
+		}
+		if err := c.close(); err != nil {
+			t.Error(err)
+		}
+		s := as.stats(t)
+		t.Logf("%s: %d messages, browser runs %d, registrations %d, code grants %d", name, messages, h.browserRuns(t), s.Registrations, s.Grants["authorization_code"])
+		if n := h.browserRuns(t); n != i+1 {
+			t.Fatalf("browser runs after connect process %d = %d, want %d", i+1, n, i+1)
+		}
+		if s.Registrations != wantRegistrations {
+			t.Errorf("registrations = %d after %s, want %d (a stored registration is reused until the provider forgot it)", s.Registrations, name, wantRegistrations)
+		}
 	}
 }

@@ -15,6 +15,8 @@
 //     which the scripted browser fills in.
 //
 // It listens on 127.0.0.1:$PORT; the issuer is http://127.0.0.1:$PORT.
+// WRONG_AUDIENCE=1 issues access tokens for another audience (every
+// resource server refuses them); NO_REFRESH=1 issues no refresh tokens.
 // Test hooks, outside the provider's routes:
 //   GET  /test/stats    {"registrations":N,"authorizations":N,"grants":{"authorization_code":N,"refresh_token":N},"errors":[...]}
 //   POST /test/forget   forget every registered client (an AS reset)
@@ -77,7 +79,7 @@ const provider = new Provider(issuer, {
         if (!isResource(indicator)) throw new errors.InvalidTarget();
         return {
           scope: resourceScope,
-          audience: indicator,
+          audience: process.env.WRONG_AUDIENCE === '1' ? `${indicator}/not-this-one` : indicator,
           accessTokenTTL: ttl,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'RS256' } },
@@ -86,6 +88,7 @@ const provider = new Provider(issuer, {
     },
   },
   pkce: { required: () => true },
+  ...(process.env.NO_REFRESH === '1' ? { issueRefreshToken: async () => false } : {}),
   cookies: { keys: ['mcp-bridge-interop-cookie-key'] },
   ttl: { RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, AuthorizationCode: 60 },
 });
