@@ -250,10 +250,11 @@ func TestConcurrentRequestsRandomOrder(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":1}}\n\n", id)
 			w.(http.Flusher).Flush()
-			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"echo\":%s}}\n\n", id, id)
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"echo\":%s}}\n\n", id, id)
 			return
 		}
-		answer(w, r, body, `{"echo":`+id+`}`)
+		// A modern server: its results carry resultType.
+		answer(w, r, body, `{"resultType":"complete","echo":`+id+`}`)
 	}))
 	defer srv.Close()
 	h := startHost(t, Config{URL: srv.URL})
@@ -362,7 +363,7 @@ func TestPrettyJSONIsCompacted(t *testing.T) {
 		wire.Parse(body, &m)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		var buf bytes.Buffer
-		json.Indent(&buf, wire.ResultResponse(m.IDBytes(), []byte(`{"text":"a\nb"}`)), "", "  ")
+		json.Indent(&buf, wire.ResultResponse(m.IDBytes(), []byte(`{"resultType":"complete","text":"a\nb"}`)), "", "  ")
 		w.Write(buf.Bytes())
 	}))
 	defer srv.Close()
@@ -370,7 +371,7 @@ func TestPrettyJSONIsCompacted(t *testing.T) {
 	h.send(modernCall("1", "x"))
 	select {
 	case l := <-h.lines:
-		if l != `{"jsonrpc":"2.0","id":1,"result":{"text":"a\nb"}}` {
+		if l != `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","text":"a\nb"}}` {
 			t.Fatalf("got %s", l)
 		}
 	case <-time.After(5 * time.Second):
