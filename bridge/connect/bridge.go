@@ -229,7 +229,12 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	// once, requests in flight get a bounded time to finish.
 	b.stopStreams()
 	if !waitTimeout(ctx, &b.requests, b.cfg.shutdownTimeout()) {
-		b.log.Warn().Int("in_flight", b.inFlight()).Msg("shutdown timeout: abandoning in-flight requests")
+		// A signal ends the wait at once, the normal way hosts stop a
+		// server: only requests of the host are worth a warning, not the
+		// bridge's own work (a notification being posted).
+		if n := b.inFlight(); n > 0 {
+			b.log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
+		}
 		cancelRequests()
 		b.requests.Wait()
 	}
@@ -292,10 +297,18 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// inFlight counts the host's requests still waiting for their answer: one
+// answered a moment ago may not have left the table yet.
 func (b *Bridge) inFlight() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.inflight)
+	n := 0
+	for _, p := range b.inflight {
+		if !p.replied.Load() && !p.cancelled.Load() {
+			n++
+		}
+	}
+	return n
 }
 
 // write sends one message to the host. Messages from HTTP may be
