@@ -160,7 +160,9 @@ func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got
 			return true, nil
 		}
 		last, delay := resp.LastEventID(), resp.RetryDelay()
-		if last == "" || attempt >= maxResumes || ctx.Err() != nil {
+		// An oversized message is no broken stream: resuming would replay
+		// it, and the host would wait out every resumption for an error.
+		if last == "" || attempt >= maxResumes || ctx.Err() != nil || errors.Is(err, httpclient.ErrEventTooLarge) {
 			if err == nil && ctx.Err() != nil {
 				err = ctx.Err()
 			}
@@ -250,6 +252,8 @@ func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg 
 		return wire.CodeRequestTimeout, fmt.Sprintf("mcp-bridge: request timed out after %v (--request-timeout)", cfg.RequestTimeout), nil
 	case errors.Is(err, context.Canceled):
 		return wire.CodeConnectionClosed, "mcp-bridge: request abandoned: the bridge is shutting down", nil
+	case errors.Is(err, httpclient.ErrEventTooLarge):
+		return wire.CodeInternalError, fmt.Sprintf("mcp-bridge: the remote's answer exceeds the %d-byte limit (raise --max-message-size)", cfg.maxMessageSize()), nil
 	case se != nil:
 		d := fmt.Appendf(nil, `{"httpStatus":%d,"body":`, se.StatusCode)
 		d = wire.AppendString(d, excerpt(se.Body, 500))
