@@ -21,7 +21,14 @@ var (
 type TooLongError struct {
 	Limit int   // the reader's limit in bytes
 	Size  int64 // the length of the skipped line, without its terminator
+	// Head and Tail are copies of the line's first and last bytes (up to
+	// HeadSize each): enough for a caller to find a JSON-RPC id, which
+	// SDKs write first or last, and answer the skipped request.
+	Head, Tail []byte
 }
+
+// HeadSize bounds TooLongError.Head and Tail.
+const HeadSize = 1024
 
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("lineio: line of %d bytes exceeds the %d-byte limit", e.Size, e.Limit)

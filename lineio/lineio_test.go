@@ -71,13 +71,50 @@ func TestTooLongErrorDetails(t *testing.T) {
 	r := NewReader(strings.NewReader("123456\r\nok\n"), 4)
 	_, err := r.Read()
 	var tl *TooLongError
-	if !errors.As(err, &tl) || tl.Limit != 4 || tl.Size != 6 {
-		t.Fatalf("Read() err = %#v, want TooLongError{Limit:4, Size:6}", err)
+	if !errors.As(err, &tl) || tl.Limit != 4 || tl.Size != 6 || string(tl.Head) != "123456" || string(tl.Tail) != "123456" {
+		t.Fatalf("Read() err = %#v, want TooLongError{Limit:4, Size:6, Head:123456}", err)
 	}
 	line, err := r.Read()
 	if err != nil || string(line) != "ok" {
 		t.Fatalf("Read() after skip = %q, %v; want \"ok\"", line, err)
 	}
+}
+
+// A line longer than the buffer (skipped in pieces) still reports its
+// first and last HeadSize bytes: a caller finds the request's id there.
+func TestTooLongErrorHeadOfSkippedLine(t *testing.T) {
+	const limit = 100 << 10
+	for _, n := range []int{3 * limit, 3*limit + 7, limit + 1} {
+		for _, eol := range []string{"\n", "\r\n"} {
+			line := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"x":"` + strings.Repeat("x", n) + `"},"id2":7}`
+			// iotest.OneByteReader would take minutes; pieces of odd size
+			// make the tail cross the reader's fills.
+			r := NewReader(&chunked{s: line + eol + "ok\n", n: 4093}, limit)
+			_, err := r.Read()
+			var tl *TooLongError
+			if !errors.As(err, &tl) || tl.Size != int64(len(line)) || string(tl.Head) != line[:HeadSize] || string(tl.Tail) != line[len(line)-HeadSize:] {
+				t.Fatalf("n=%d %q: Read() err = %v (head %.40q, tail ...%q), want the line's first and last %d bytes", n, eol, err, tl.Head, tl.Tail[max(0, len(tl.Tail)-40):], HeadSize)
+			}
+			if l, err := r.Read(); err != nil || string(l) != "ok" {
+				t.Fatalf("Read() after skip = %q, %v", l, err)
+			}
+		}
+	}
+}
+
+// chunked reads s in pieces of at most n bytes.
+type chunked struct {
+	s string
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
 }
 
 // An over-long line costs a buffer of the limit, not the next doubling
@@ -217,7 +254,11 @@ func FuzzReader(f *testing.F) {
 		for {
 			line, err := r.Read()
 			if err != nil {
-				if errors.Is(err, ErrTooLong) {
+				var tl *TooLongError
+				if errors.As(err, &tl) {
+					if len(tl.Head) > HeadSize || !bytes.Contains(in, tl.Head) || len(tl.Tail) > HeadSize || !bytes.Contains(in, tl.Tail) {
+						t.Fatalf("head %q or tail %q is no part of the input (or over %d bytes)", tl.Head, tl.Tail, HeadSize)
+					}
 					continue
 				}
 				return

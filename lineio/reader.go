@@ -72,7 +72,7 @@ func (r *Reader) Read() ([]byte, error) {
 				line = line[:n-1]
 			}
 			if len(line) > r.max {
-				return nil, &TooLongError{Limit: r.max, Size: int64(len(line))}
+				return nil, &TooLongError{Limit: r.max, Size: int64(len(line)), Head: head(line), Tail: keepTail(nil, line)}
 			}
 			if len(line) == 0 {
 				continue
@@ -124,6 +124,8 @@ func (r *Reader) fill() {
 // skip discards the rest of an over-long line.
 func (r *Reader) skip() error {
 	size := int64(r.end - r.start)
+	h := head(r.buf[r.start:r.end])
+	tail := keepTail(nil, r.buf[r.start:r.end])
 	for {
 		r.start, r.end, r.scanned = 0, 0, 0
 		if r.err != nil {
@@ -135,14 +137,38 @@ func (r *Reader) skip() error {
 		r.fill()
 		if i := bytes.IndexByte(r.buf[:r.end], '\n'); i >= 0 {
 			size += int64(i)
+			end := i
 			if i > 0 && r.buf[i-1] == '\r' {
 				size--
+				end--
+			}
+			tail = keepTail(tail, r.buf[:end])
+			if end == 0 && len(tail) > 0 && tail[len(tail)-1] == '\r' {
+				tail = tail[:len(tail)-1] // the '\r' ended the previous piece
 			}
 			r.start = i + 1
-			return &TooLongError{Limit: r.max, Size: size}
+			return &TooLongError{Limit: r.max, Size: size, Head: h, Tail: tail}
 		}
+		tail = keepTail(tail, r.buf[:r.end])
 		size += int64(r.end)
 	}
+}
+
+// head copies the first HeadSize bytes of an over-long line.
+func head(line []byte) []byte {
+	return append([]byte(nil), line[:min(len(line), HeadSize)]...)
+}
+
+// keepTail returns the last HeadSize bytes of tail followed by more, in
+// tail's storage when it has room.
+func keepTail(tail, more []byte) []byte {
+	if len(more) >= HeadSize {
+		return append(tail[:0], more[len(more)-HeadSize:]...)
+	}
+	if drop := len(tail) + len(more) - HeadSize; drop > 0 {
+		tail = append(tail[:0], tail[drop:]...)
+	}
+	return append(tail, more...)
 }
 
 func (r *Reader) eof() error {

@@ -108,6 +108,7 @@ fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/translate FuzzReadRound
+fuzz ./bridge/connect FuzzSkippedID
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata

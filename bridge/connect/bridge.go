@@ -200,8 +200,16 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 			case err == nil:
 				b.handle(reqCtx, append([]byte(nil), msg...))
 			case errors.Is(err, lineio.ErrTooLong):
-				b.log.Warn().Err(err).Msg("host message too long; skipped")
-				b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest,
+				var id []byte
+				if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
+					id = skippedID(tl)
+				}
+				e := b.log.Warn().Err(err)
+				if id != nil {
+					e = e.RawJSON("id", id)
+				}
+				e.Msg("host message too long; skipped")
+				b.write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
 					fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
 			default:
 				if !errors.Is(err, io.EOF) {
