@@ -376,9 +376,22 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			return
 		}
 		before := b.posted
+		var initialized chan struct{}
+		if m.Method == "initialize" {
+			// What the host sends after initialize waits for its answer:
+			// a pipelined notifications/initialized (or request) must
+			// carry the Mcp-Session-Id that answer assigns ("the client
+			// MUST include it in all of its subsequent HTTP requests",
+			// 2025-11-25 transports §Session Management).
+			initialized = make(chan struct{})
+			b.posted = initialized
+		}
 		b.goRequest(func() {
 			defer cancel()
 			defer b.retire(p)
+			if initialized != nil {
+				defer close(initialized)
+			}
 			select {
 			case <-before:
 			case <-rctx.Done():

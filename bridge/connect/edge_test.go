@@ -450,3 +450,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// (#21) A host that pipelines notifications/initialized right after
+// initialize, before its answer: the notification carries the session id
+// that answer assigns. The server holds its initialize answer until the
+// notification comes (or 1 s), so a notification sent too early is caught
+// every time.
+func TestPipelinedInitializedCarriesSession(t *testing.T) {
+	rl := newRawLegacy()
+	early := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body := readBody(r)
+			r.Body = readCloser(body)
+			switch {
+			case strings.Contains(string(body), `"initialize"`):
+				select {
+				case <-early:
+				case <-time.After(time.Second):
+				}
+			case strings.Contains(string(body), `"notifications/initialized"`) && r.Header.Get("Mcp-Session-Id") == "":
+				early <- struct{}{}
+			}
+		}
+		rl.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if resp, _ := h.response("0", 10*time.Second); resp["result"] == nil {
+		t.Fatalf("initialize: %v", resp)
+	}
+	if resp, _ := h.response("1", 10*time.Second); resp["result"] == nil {
+		t.Errorf("pipelined tools/list: %v", resp)
+	}
+	for _, s := range rl.rec.of("notifications/initialized") {
+		if sid := s.header.Get("Mcp-Session-Id"); sid != "sess-1" {
+			t.Errorf("notifications/initialized went with Mcp-Session-Id %q, want sess-1", sid)
+		}
+	}
+	if n := len(rl.rec.of("notifications/initialized")); n != 1 {
+		t.Errorf("%d notifications/initialized reached the server, want 1", n)
+	}
+}
