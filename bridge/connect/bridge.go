@@ -200,8 +200,16 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 			case err == nil:
 				b.handle(reqCtx, append([]byte(nil), msg...))
 			case errors.Is(err, lineio.ErrTooLong):
-				b.log.Warn().Err(err).Msg("host message too long; skipped")
-				b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest,
+				var id []byte
+				if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
+					id = skippedID(tl)
+				}
+				e := b.log.Warn().Err(err)
+				if id != nil {
+					e = e.RawJSON("id", id)
+				}
+				e.Msg("host message too long; skipped")
+				b.write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
 					fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
 			default:
 				if !errors.Is(err, io.EOF) {
@@ -229,7 +237,12 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	// once, requests in flight get a bounded time to finish.
 	b.stopStreams()
 	if !waitTimeout(ctx, &b.requests, b.cfg.shutdownTimeout()) {
-		b.log.Warn().Int("in_flight", b.inFlight()).Msg("shutdown timeout: abandoning in-flight requests")
+		// A signal ends the wait at once, the normal way hosts stop a
+		// server: only requests of the host are worth a warning, not the
+		// bridge's own work (a notification being posted).
+		if n := b.inFlight(); n > 0 {
+			b.log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
+		}
 		cancelRequests()
 		b.requests.Wait()
 	}
@@ -292,10 +305,18 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// inFlight counts the host's requests still waiting for their answer: one
+// answered a moment ago may not have left the table yet.
 func (b *Bridge) inFlight() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.inflight)
+	n := 0
+	for _, p := range b.inflight {
+		if !p.replied.Load() && !p.cancelled.Load() {
+			n++
+		}
+	}
+	return n
 }
 
 // write sends one message to the host. Messages from HTTP may be
@@ -355,9 +376,22 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			return
 		}
 		before := b.posted
+		var initialized chan struct{}
+		if m.Method == "initialize" {
+			// What the host sends after initialize waits for its answer:
+			// a pipelined notifications/initialized (or request) must
+			// carry the Mcp-Session-Id that answer assigns ("the client
+			// MUST include it in all of its subsequent HTTP requests",
+			// 2025-11-25 transports §Session Management).
+			initialized = make(chan struct{})
+			b.posted = initialized
+		}
 		b.goRequest(func() {
 			defer cancel()
 			defer b.retire(p)
+			if initialized != nil {
+				defer close(initialized)
+			}
 			select {
 			case <-before:
 			case <-rctx.Done():
@@ -446,7 +480,7 @@ func (b *Bridge) retire(p *pending) {
 		endObserved(p)
 	}
 	if e := b.log.Debug(); mine && e.Enabled() {
-		e.Str("method", p.method).RawJSON("id", p.id).Dur("took", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
+		e.Str("method", p.method).RawJSON("id", p.id).Dur("took_ms", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
@@ -23,7 +24,9 @@ import (
 //   - a modern host's request is refused with -32022 naming only 2025
 //     versions, or its server/discover lists only 2025 versions (both what
 //     a stateful Go SDK server does), or it is refused with 400/404/405 and
-//     a body that is no modern error, confirmed by a probe.
+//     a body that is no modern error, confirmed by a probe, or answered
+//     with a result in 2025 shape (no resultType, as supergateway 4.0.0
+//     does), also confirmed by a probe.
 //
 // 401/403 are an authorization problem and 5xx/timeouts an outage: no
 // evidence, nothing cached, the host sees the error.
@@ -48,6 +51,15 @@ func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
 				}
 			}
 		case !p.modern && p.method == "initialize" && m.Error.Present():
+			p.held = clone(m.Raw)
+			return
+		case m.Result.Present() && p.modern && m.ResultType() == "":
+			// A result without resultType is 2025-shaped: a 2026-07-28
+			// result "MUST include resultType", and absent "MUST be
+			// treated as complete (legacy servers)" (basic §resultType).
+			// A 2025 server that answers a request in the 2026-07-28
+			// envelope (supergateway 4.0.0 does, stateful or not) is no
+			// modern server; held back while a probe asks the remote.
 			p.held = clone(m.Raw)
 			return
 		case m.Result.Present() && p.modern:
@@ -96,11 +108,27 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 // retranslate runs p again in the translation mode another request chose,
 // if p failed in a way that mode explains.
 func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, err error) bool {
+	if p.modern && p.held != nil {
+		b.writeHeld(p, m)
+		return true
+	}
 	if _, ok := refusal(err); !ok && p.eraHint != verdictLegacy && p.held == nil {
 		return false
 	}
 	b.relay(ctx, p, m)
 	return true
+}
+
+// writeHeld answers a modern host's request with the 2025-shaped result
+// held back for it: completed the way translation completes every result
+// when the remote proved 2025-only, as it came otherwise.
+func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
+	var hm wire.Message
+	if b.currentMode() == modeModernHost && wire.Parse(p.held, &hm) == nil {
+		b.writeFinal(p, translate.Complete(&hm, m.Method, p.id))
+		return
+	}
+	b.writeFinal(p, p.held)
 }
 
 // resetWire undoes what a pass-through attempt set on p, and records the
@@ -114,9 +142,24 @@ func (b *Bridge) resetWire(p *pending, modern bool) {
 }
 
 // modernHostRejected handles a modern host's request that a legacy-only
-// remote may have refused.
+// remote may have refused, or answered in 2025 shape (held).
 func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Message, err error) bool {
 	v := p.eraHint
+	if v == verdictUnknown && p.held != nil {
+		// The shape of one answer is no verdict on the remote: the probe
+		// decides. The request was carried out either way, so its answer
+		// is kept, not the request sent again (a tools/call may have
+		// effects).
+		switch b.probeModernHost(ctx, m) {
+		case verdictLegacy:
+			b.setVerdict(verdictLegacy)
+			b.switchMode(modeModernHost)
+		case verdictModern:
+			b.setVerdict(verdictModern)
+		}
+		b.writeHeld(p, m)
+		return true
+	}
 	if v == verdictUnknown && err != nil {
 		se, ok := refusal(err)
 		if !ok {
@@ -126,13 +169,9 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if v == verdictLegacy && !legacyOnly(se.Body) {
 			// A refusal without a version list is weak evidence (a
 			// gateway may say 404 for other reasons): the probe decides.
-			caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
-			info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
-			pr, perr := b.probe(ctx, spanBytes(m, caps), spanBytes(m, info))
-			if perr != nil {
+			if v = b.probeModernHost(ctx, m); v == verdictUnknown {
 				return false
 			}
-			v = pr.verdict
 		}
 	}
 	switch v {
@@ -146,6 +185,18 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		return true
 	}
 	return false
+}
+
+// probeModernHost probes with the capabilities and identity of a modern
+// host's request; verdictUnknown when the probe got no answer.
+func (b *Bridge) probeModernHost(ctx context.Context, m *wire.Message) verdict {
+	caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
+	info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
+	pr, err := b.probe(ctx, spanBytes(m, caps), spanBytes(m, info))
+	if err != nil {
+		return verdictUnknown
+	}
+	return pr.verdict
 }
 
 // legacyOnly reports whether body is an UnsupportedProtocolVersion error

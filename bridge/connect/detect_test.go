@@ -290,3 +290,62 @@ func TestDetectModernHostDiscover404MethodNotFound(t *testing.T) {
 	}
 	h.close()
 }
+
+// auto: a modern host whose first request is not server/discover, against
+// a legacy server that answers requests in the 2026-07-28 envelope in
+// 2025 shape (no resultType) and server/discover with 404 -32601, as
+// supergateway 4.0.0 does. A 2025-shaped answer is no evidence of a modern
+// remote: the probe decides (legacy), the held answers are completed
+// (resultType, cache hints), not sent again, and the next requests are
+// translated.
+func TestDetectModernHostLegacyShapedAnswer(t *testing.T) {
+	rl := newRawLegacy()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body := readBody(r)
+			var m wire.Message
+			wire.Parse(body, &m)
+			if m.Method == "tools/call" {
+				calls.Add(1)
+			}
+			switch {
+			case m.Method == "server/discover":
+				jsonErr(w, http.StatusNotFound, m.IDBytes(), wire.CodeMethodNotFound, "Method not found", "")
+				return
+			case m.IsModern() && m.Method == "tools/list":
+				answer(w, r, body, `{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}`)
+				return
+			case m.IsModern():
+				answer(w, r, body, `{"content":[{"type":"text","text":"once"}]}`)
+				return
+			}
+			r.Body = readCloser(body)
+		}
+		rl.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL})
+	h.send(modernCall("1", "x"))
+	r, _ := h.response("1", 10*time.Second)
+	if dig(r, "result", "resultType") != "complete" || !strings.Contains(jsonText(r["result"]), "once") {
+		t.Fatalf("a call answered in 2025 shape came out as %v, want the answer completed with resultType", r)
+	}
+	if v, _ := eras.Load(srv.URL); v != verdictLegacy {
+		t.Errorf("cached verdict %v, want legacy", v)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
+	if r, _ := h.response("2", 10*time.Second); dig(r, "result", "resultType") != "complete" || dig(r, "result", "ttlMs") == nil {
+		t.Errorf("tools/list after detection: %v", r)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d tools/call reached the remote, want 1: a call already carried out is not sent again", n)
+	}
+	var translated bool
+	for _, s := range rl.rec.all {
+		translated = translated || (strings.Contains(s.body, `"tools/list"`) && !strings.Contains(s.body, wire.MetaProtocolVersion))
+	}
+	if !translated {
+		t.Error("tools/list after detection did not go to the remote's legacy session")
+	}
+}

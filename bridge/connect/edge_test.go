@@ -250,10 +250,11 @@ func TestConcurrentRequestsRandomOrder(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":1}}\n\n", id)
 			w.(http.Flusher).Flush()
-			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"echo\":%s}}\n\n", id, id)
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"echo\":%s}}\n\n", id, id)
 			return
 		}
-		answer(w, r, body, `{"echo":`+id+`}`)
+		// A modern server: its results carry resultType.
+		answer(w, r, body, `{"resultType":"complete","echo":`+id+`}`)
 	}))
 	defer srv.Close()
 	h := startHost(t, Config{URL: srv.URL})
@@ -362,7 +363,7 @@ func TestPrettyJSONIsCompacted(t *testing.T) {
 		wire.Parse(body, &m)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		var buf bytes.Buffer
-		json.Indent(&buf, wire.ResultResponse(m.IDBytes(), []byte(`{"text":"a\nb"}`)), "", "  ")
+		json.Indent(&buf, wire.ResultResponse(m.IDBytes(), []byte(`{"resultType":"complete","text":"a\nb"}`)), "", "  ")
 		w.Write(buf.Bytes())
 	}))
 	defer srv.Close()
@@ -370,7 +371,7 @@ func TestPrettyJSONIsCompacted(t *testing.T) {
 	h.send(modernCall("1", "x"))
 	select {
 	case l := <-h.lines:
-		if l != `{"jsonrpc":"2.0","id":1,"result":{"text":"a\nb"}}` {
+		if l != `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","text":"a\nb"}}` {
 			t.Fatalf("got %s", l)
 		}
 	case <-time.After(5 * time.Second):
@@ -447,5 +448,50 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// (#21) A host that pipelines notifications/initialized right after
+// initialize, before its answer: the notification carries the session id
+// that answer assigns. The server holds its initialize answer until the
+// notification comes (or 1 s), so a notification sent too early is caught
+// every time.
+func TestPipelinedInitializedCarriesSession(t *testing.T) {
+	rl := newRawLegacy()
+	early := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body := readBody(r)
+			r.Body = readCloser(body)
+			switch {
+			case strings.Contains(string(body), `"initialize"`):
+				select {
+				case <-early:
+				case <-time.After(time.Second):
+				}
+			case strings.Contains(string(body), `"notifications/initialized"`) && r.Header.Get("Mcp-Session-Id") == "":
+				early <- struct{}{}
+			}
+		}
+		rl.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if resp, _ := h.response("0", 10*time.Second); resp["result"] == nil {
+		t.Fatalf("initialize: %v", resp)
+	}
+	if resp, _ := h.response("1", 10*time.Second); resp["result"] == nil {
+		t.Errorf("pipelined tools/list: %v", resp)
+	}
+	for _, s := range rl.rec.of("notifications/initialized") {
+		if sid := s.header.Get("Mcp-Session-Id"); sid != "sess-1" {
+			t.Errorf("notifications/initialized went with Mcp-Session-Id %q, want sess-1", sid)
+		}
+	}
+	if n := len(rl.rec.of("notifications/initialized")); n != 1 {
+		t.Errorf("%d notifications/initialized reached the server, want 1", n)
 	}
 }

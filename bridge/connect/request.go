@@ -161,7 +161,9 @@ func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got
 			return true, nil
 		}
 		last, delay := resp.LastEventID(), resp.RetryDelay()
-		if last == "" || attempt >= maxResumes || ctx.Err() != nil {
+		// An oversized message is no broken stream: resuming would replay
+		// it, and the host would wait out every resumption for an error.
+		if last == "" || attempt >= maxResumes || ctx.Err() != nil || errors.Is(err, httpclient.ErrEventTooLarge) {
 			if err == nil && ctx.Err() != nil {
 				err = ctx.Err()
 			}
@@ -169,7 +171,7 @@ func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got
 		}
 		// The stream broke (or the server closed it to have us poll,
 		// 2025-11-25 SEP-1699): resume with Last-Event-ID, honouring retry.
-		b.log.Debug().Str("last_event_id", last).Dur("delay", delay).Msg("resuming response stream")
+		b.log.Debug().Str("last_event_id", last).Dur("delay_ms", delay).Msg("resuming response stream")
 		resp, err = b.client.Resume(ctx, last, delay, hdr)
 		if err != nil {
 			return false, err
@@ -264,6 +266,8 @@ func describeRaw(err error, se *httpclient.StatusError, cfg Config) (code int, m
 		return wire.CodeRequestTimeout, fmt.Sprintf("mcp-bridge: request timed out after %v (--request-timeout)", cfg.RequestTimeout), nil
 	case errors.Is(err, context.Canceled):
 		return wire.CodeConnectionClosed, "mcp-bridge: request abandoned: the bridge is shutting down", nil
+	case errors.Is(err, httpclient.ErrEventTooLarge):
+		return wire.CodeInternalError, fmt.Sprintf("mcp-bridge: the remote's answer exceeds the %d-byte limit (raise --max-message-size)", cfg.maxMessageSize()), nil
 	case se != nil:
 		d := fmt.Appendf(nil, `{"httpStatus":%d`, se.StatusCode)
 		if !cfg.HideRemoteDetail {

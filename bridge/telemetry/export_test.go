@@ -373,3 +373,39 @@ func TestCollectorTLS(t *testing.T) {
 		t.Errorf("%d spans, client certificate presented: %v", len(rcv.Spans()), clientCert.Load())
 	}
 }
+
+// (#28 item 7) An invalid traceparent in _meta starts a new trace (W3C
+// Trace Context; docs/observability.md): version ff, version 00 with more
+// after the flags, and a higher version whose flags run on are no parent,
+// though the parser reads their ids before finding them invalid. A valid
+// higher version is a parent.
+func TestInvalidMetaTraceparentStartsNewTrace(t *testing.T) {
+	ids := tpTrace + "-" + tpSpan + "-01"
+	for _, tc := range []struct {
+		parent string
+		child  bool
+	}{
+		{"ff-" + ids, false},
+		{"00-" + ids + "-extra", false},
+		{"cc-" + ids + "x", false},
+		{"cc-" + ids + "-what-the-future-holds", true},
+		{"00-" + ids, true},
+	} {
+		rcv := otlptest.Start(t)
+		tel := newTracing(t, Server, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL}, nil)
+		o := tel.Scope("").Begin(&Request{Method: "ping", MetaParent: tc.parent, MetaState: "rojo=1"})
+		p, state := o.Propagate()
+		o.End()
+		tel.Shutdown(context.Background())
+		c, ok := parseTraceparent(p, "")
+		if !ok {
+			t.Fatalf("%q: propagates %q", tc.parent, p)
+		}
+		if same := c.traceID == [16]byte(mustHex(tpTrace)); same != tc.child {
+			t.Errorf("%q: propagates %q (state %q): child of it %v, want %v", tc.parent, p, state, same, tc.child)
+		}
+		if !tc.child && state != "" {
+			t.Errorf("%q: the tracestate of an invalid traceparent went on: %q", tc.parent, state)
+		}
+	}
+}

@@ -158,9 +158,16 @@ func (s *Scope) Begin(req *Request) *Op {
 	if tr == nil {
 		return o
 	}
+	// An invalid traceparent is no parent: W3C Trace Context, "If the
+	// vendor failed to parse traceparent, it MUST NOT attempt to parse
+	// tracestate" and creates a new trace. parseTraceparent may have filled
+	// in ids before finding the field invalid (version ff, or 00 with more
+	// after the flags): only its ok says what is valid.
 	var parent spanContext
 	if req.MetaParent != "" {
-		parent, _ = parseTraceparent(req.MetaParent, req.MetaState)
+		if mp, ok := parseTraceparent(req.MetaParent, req.MetaState); ok {
+			parent = mp
+		}
 	}
 	if req.HeaderParent != "" {
 		if hdr, ok := parseTraceparent(req.HeaderParent, req.HeaderState); ok {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -157,9 +159,34 @@ func TestTracingFromEnv(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "TRUE"}, false},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none"}, false},
+		// (#28 item 7) case-insensitive, and a list: otlp among them is on.
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "OTLP"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "otlp,console"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": " console , Otlp "}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "console"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "None"}, false},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, false},
 	} {
 		if got := TracingFromEnv(func(k string) string { return tc.env[k] }); got != tc.want {
 			t.Errorf("%v: %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
+
+// Members of OTEL_TRACES_EXPORTER without an exporter in the bridge are
+// warned about, by name; otlp and none are not.
+func TestTracingFromEnvWarnsIgnoredExporters(t *testing.T) {
+	for _, tc := range []struct{ v, warn string }{
+		{"otlp,console", `"ignored":["console"],"otlp":true`},
+		{"zipkin", `"ignored":["zipkin"],"otlp":false`},
+		{"OTLP", ""},
+		{"none", ""},
+	} {
+		var buf bytes.Buffer
+		env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": tc.v}
+		TracingFromEnvLog(func(k string) string { return env[k] }, zerolog.New(&buf))
+		if got := buf.String(); (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
+			t.Errorf("OTEL_TRACES_EXPORTER=%q logged %q, want %q", tc.v, got, tc.warn)
 		}
 	}
 }

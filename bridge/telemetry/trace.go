@@ -6,21 +6,54 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"github.com/rs/zerolog"
 )
 
 // TracingFromEnv reports whether the OTEL_* environment asks for traces:
 // an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), the SDK is not disabled
-// (OTEL_SDK_DISABLED=true) and OTEL_TRACES_EXPORTER, if set, names otlp.
+// (OTEL_SDK_DISABLED=true) and OTEL_TRACES_EXPORTER, if set, lists otlp.
 // Without one the bridge creates no span at all.
 func TracingFromEnv(getenv func(string) string) bool {
+	return TracingFromEnvLog(getenv, zerolog.Nop())
+}
+
+// TracingFromEnvLog is TracingFromEnv, warning on log about members of
+// OTEL_TRACES_EXPORTER the bridge does not export to.
+func TracingFromEnvLog(getenv func(string) string, log zerolog.Logger) bool {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false
 	}
-	if e := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); e != "" && e != "otlp" {
+	otlp, ignored := tracesExporters(getenv("OTEL_TRACES_EXPORTER"))
+	if len(ignored) > 0 {
+		log.Warn().Strs("ignored", ignored).Bool("otlp", otlp).Msg("telemetry: OTEL_TRACES_EXPORTER names exporters mcp-bridge does not have; it exports traces only by OTLP")
+	}
+	if !otlp {
 		return false
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// tracesExporters reads OTEL_TRACES_EXPORTER: "a comma-separated list" of
+// exporters, otlp when unset (OTel environment variable specification),
+// whose enum values "SHOULD be interpreted in a case-insensitive manner".
+// otlp reports whether otlp is among them; ignored lists the members that
+// are neither otlp nor none, which the bridge has no exporter for.
+func tracesExporters(v string) (otlp bool, ignored []string) {
+	if strings.TrimSpace(v) == "" {
+		return true, nil
+	}
+	for m := range strings.SplitSeq(v, ",") {
+		switch m = strings.ToLower(strings.TrimSpace(m)); m {
+		case "otlp":
+			otlp = true
+		case "none", "":
+		default:
+			ignored = append(ignored, m)
+		}
+	}
+	return otlp, ignored
 }
 
 // tracer starts spans (ids, sampling) and hands ended ones to its batch

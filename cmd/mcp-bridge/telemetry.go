@@ -36,7 +36,7 @@ func (t *telemetryFlags) start(side telemetry.Side, log zerolog.Logger) (tel *te
 			return nil, stop, err
 		}
 	}
-	tracing := telemetry.TracingFromEnv(os.Getenv)
+	tracing := telemetry.TracingFromEnvLog(os.Getenv, log)
 	tel, err = telemetry.New(context.Background(), telemetry.Options{
 		Side: side, Metrics: addr != "", Tracing: tracing, Version: versionString(), Logger: log,
 	})

@@ -8,6 +8,10 @@
 // them with the same handlers as ts-v1-client; on 2026-07-28 the SDK uses them
 // to fulfil input_required results. Steps, in this order when selected:
 //   (always) connect              the negotiation (server/discover for pin/auto)
+//   --reconnect                   after the negotiation, close and connect again (a new
+//                                 child with --command) adopting the first connection's
+//                                 DiscoverResult (connect({prior})): the SDK sends no
+//                                 server/discover, the next step's request comes first
 //   --expect-version V            fail unless the negotiated version is V
 //   --discover                    an explicit server/discover after connect
 //   --list                        tools/list
@@ -68,6 +72,7 @@ const { values: f, positionals } = parseFlags({
     'request-timeout': { type: 'string', default: '20000' },
     roots: { type: 'boolean', default: false },
     discover: { type: 'boolean', default: false },
+    reconnect: { type: 'boolean', default: false },
     list: { type: 'boolean', default: false },
     call: { type: 'string' },
     args: { type: 'string' },
@@ -147,8 +152,19 @@ let child = { closing() {} };
 
 async function connect() {
     const transports = { Http: StreamableHTTPClientTransport, Stdio: StdioClientTransport };
-    const { transport, child: c } = await connectTransport(client, transports, f, positionals, stats, run.summary, reqTimeout);
+    let { transport, child: c } = await connectTransport(client, transports, f, positionals, stats, run.summary, reqTimeout);
     child = c;
+    if (f.reconnect) {
+        const discover = client.getDiscoverResult();
+        if (!discover) throw new Error('--reconnect: the first connection found no 2026-07-28 server to carry over');
+        child.closing();
+        await client.close();
+        await waitChildExit(run.summary);
+        ({ transport, child: c } = await connectTransport(client, transports, f, positionals, stats, run.summary, reqTimeout, {
+            prior: { kind: 'modern', discover }
+        }));
+        child = c;
+    }
     const d = client.getDiscoverResult();
     return {
         protocolVersion: client.getNegotiatedProtocolVersion() ?? null,

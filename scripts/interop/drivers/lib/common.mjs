@@ -473,9 +473,10 @@ export function watchChild(inner, summary) {
  * to --url (Streamable HTTP, counted by countingFetch) or to a child
  * launched from --command (stdio, counted by countingTransport and watched
  * by watchChild even when the connect fails). It returns the transport and
- * the child's watcher.
+ * the child's watcher. extra is merged into the SDK's connect options
+ * (ts-v2-client's --reconnect passes a prior discover result).
  */
-export async function connectTransport(client, { Http, Stdio }, f, positionals, stats, summary, timeout) {
+export async function connectTransport(client, { Http, Stdio }, f, positionals, stats, summary, timeout, extra = {}) {
     let transport;
     let inner;
     if (f.url) {
@@ -490,7 +491,7 @@ export async function connectTransport(client, { Http, Stdio }, f, positionals, 
     }
     let child = { closing() {} };
     try {
-        await client.connect(transport, { timeout });
+        await client.connect(transport, { timeout, ...extra });
     } finally {
         if (inner) child = watchChild(inner, summary);
     }
