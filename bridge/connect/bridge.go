@@ -480,7 +480,7 @@ func (b *Bridge) retire(p *pending) {
 		endObserved(p)
 	}
 	if e := b.log.Debug(); mine && e.Enabled() {
-		e.Str("method", p.method).RawJSON("id", p.id).Dur("took_ms", time.Since(p.started)).Bool("cancelled", p.cancelled.Load()).Msg("request done")
+		e.Str("method", p.method).RawJSON("id", p.id).Int64("took_ms", time.Since(p.started).Milliseconds()).Bool("cancelled", p.cancelled.Load()).Msg("request done")
 	}
 }
 

@@ -155,7 +155,7 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 			}
 		}
 		wait := bo.NextBackOff()
-		b.log.Debug().Dur("in_ms", wait).Msg("re-opening subscriptions/listen")
+		b.log.Debug().Int64("in_ms", wait.Milliseconds()).Msg("re-opening subscriptions/listen")
 		if !sleepCtx(ctx, wait) {
 			return
 		}

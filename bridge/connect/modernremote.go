@@ -180,7 +180,7 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 			}
 		}
 		wait := bo.NextBackOff()
-		b.warns.listenBroke.Event(&b.log, zerolog.InfoLevel).Dur("in_ms", wait).Msg("subscriptions/listen stream broke; re-establishing")
+		b.warns.listenBroke.Event(&b.log, zerolog.InfoLevel).Int64("in_ms", wait.Milliseconds()).Msg("subscriptions/listen stream broke; re-establishing")
 		if !sleepCtx(ctx, wait) {
 			return
 		}

@@ -171,7 +171,7 @@ func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got
 		}
 		// The stream broke (or the server closed it to have us poll,
 		// 2025-11-25 SEP-1699): resume with Last-Event-ID, honouring retry.
-		b.log.Debug().Str("last_event_id", last).Dur("delay_ms", delay).Msg("resuming response stream")
+		b.log.Debug().Str("last_event_id", last).Int64("delay_ms", delay.Milliseconds()).Msg("resuming response stream")
 		resp, err = b.client.Resume(ctx, last, delay, hdr)
 		if err != nil {
 			return false, err
