@@ -16,19 +16,24 @@ var (
 	ErrEmbeddedNewline = errors.New("lineio: message contains a newline")
 )
 
+// PeekSize is how much of each end of a skipped line a [TooLongError]
+// keeps.
+const PeekSize = 4 << 10
+
 // TooLongError describes a skipped over-long line. It matches [ErrTooLong]
 // with errors.Is.
 type TooLongError struct {
 	Limit int   // the reader's limit in bytes
 	Size  int64 // the length of the skipped line, without its terminator
-	// Head and Tail are copies of the line's first and last bytes (up to
-	// HeadSize each): enough for a caller to find a JSON-RPC id, which
-	// SDKs write first or last, and answer the skipped request.
+
+	// Head and Tail are copies of the first and the last PeekSize bytes of
+	// the line (the whole line when it is shorter; they overlap when it is
+	// shorter than twice that). A skipped message is not lost without a
+	// trace: whoever sent it may be waiting for an answer, and the ends of
+	// a message are where its envelope is (a JSON-RPC id comes first or
+	// last in what the SDKs write).
 	Head, Tail []byte
 }
-
-// HeadSize bounds TooLongError.Head and Tail.
-const HeadSize = 1024
 
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("lineio: line of %d bytes exceeds the %d-byte limit", e.Size, e.Limit)

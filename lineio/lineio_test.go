@@ -3,10 +3,12 @@ package lineio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 )
 
 func readAll(t *testing.T, r *Reader) (lines []string, errs []error) {
@@ -71,50 +73,13 @@ func TestTooLongErrorDetails(t *testing.T) {
 	r := NewReader(strings.NewReader("123456\r\nok\n"), 4)
 	_, err := r.Read()
 	var tl *TooLongError
-	if !errors.As(err, &tl) || tl.Limit != 4 || tl.Size != 6 || string(tl.Head) != "123456" || string(tl.Tail) != "123456" {
-		t.Fatalf("Read() err = %#v, want TooLongError{Limit:4, Size:6, Head:123456}", err)
+	if !errors.As(err, &tl) || tl.Limit != 4 || tl.Size != 6 {
+		t.Fatalf("Read() err = %#v, want TooLongError{Limit:4, Size:6}", err)
 	}
 	line, err := r.Read()
 	if err != nil || string(line) != "ok" {
 		t.Fatalf("Read() after skip = %q, %v; want \"ok\"", line, err)
 	}
-}
-
-// A line longer than the buffer (skipped in pieces) still reports its
-// first and last HeadSize bytes: a caller finds the request's id there.
-func TestTooLongErrorHeadOfSkippedLine(t *testing.T) {
-	const limit = 100 << 10
-	for _, n := range []int{3 * limit, 3*limit + 7, limit + 1} {
-		for _, eol := range []string{"\n", "\r\n"} {
-			line := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"x":"` + strings.Repeat("x", n) + `"},"id2":7}`
-			// iotest.OneByteReader would take minutes; pieces of odd size
-			// make the tail cross the reader's fills.
-			r := NewReader(&chunked{s: line + eol + "ok\n", n: 4093}, limit)
-			_, err := r.Read()
-			var tl *TooLongError
-			if !errors.As(err, &tl) || tl.Size != int64(len(line)) || string(tl.Head) != line[:HeadSize] || string(tl.Tail) != line[len(line)-HeadSize:] {
-				t.Fatalf("n=%d %q: Read() err = %v (head %.40q, tail ...%q), want the line's first and last %d bytes", n, eol, err, tl.Head, tl.Tail[max(0, len(tl.Tail)-40):], HeadSize)
-			}
-			if l, err := r.Read(); err != nil || string(l) != "ok" {
-				t.Fatalf("Read() after skip = %q, %v", l, err)
-			}
-		}
-	}
-}
-
-// chunked reads s in pieces of at most n bytes.
-type chunked struct {
-	s string
-	n int
-}
-
-func (c *chunked) Read(p []byte) (int, error) {
-	if c.s == "" {
-		return 0, io.EOF
-	}
-	k := copy(p[:min(len(p), c.n)], c.s)
-	c.s = c.s[k:]
-	return k, nil
 }
 
 // An over-long line costs a buffer of the limit, not the next doubling
@@ -241,37 +206,46 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("a\nb\r\n\n"), 4)
 	f.Add([]byte("{\"jsonrpc\":\"2.0\"}\r\n"), 0)
 	f.Add([]byte("xxxxxxxxxxxxxxxxx"), 3)
+	f.Add([]byte("xxxxxxxx\r\r\nyy\n"), 3)
 	f.Fuzz(func(t *testing.T, in []byte, max int) {
 		if max > 1<<20 {
 			max = 1 << 20
 		}
-		r := NewReader(bytes.NewReader(in), max)
+		r := NewReader(iotest.HalfReader(bytes.NewReader(in)), max)
 		limit := max
 		if limit <= 0 {
 			limit = DefaultMaxLineSize
 		}
-		total := 0
-		for {
+		// The lines the input holds, terminated ones only.
+		var want [][]byte
+		segs := bytes.Split(in, []byte("\n"))
+		for _, l := range segs[:len(segs)-1] {
+			if l = bytes.TrimSuffix(l, []byte("\r")); len(l) > 0 {
+				want = append(want, l)
+			}
+		}
+		for k := 0; ; k++ {
 			line, err := r.Read()
-			if err != nil {
-				var tl *TooLongError
-				if errors.As(err, &tl) {
-					if len(tl.Head) > HeadSize || !bytes.Contains(in, tl.Head) || len(tl.Tail) > HeadSize || !bytes.Contains(in, tl.Tail) {
-						t.Fatalf("head %q or tail %q is no part of the input (or over %d bytes)", tl.Head, tl.Tail, HeadSize)
-					}
-					continue
+			if err != nil && !errors.Is(err, ErrTooLong) {
+				if k != len(want) {
+					t.Fatalf("ended (%v) after %d of %d lines", err, k, len(want))
 				}
 				return
 			}
-			if len(line) == 0 || len(line) > limit {
-				t.Fatalf("bad line length %d (limit %d)", len(line), limit)
+			if k >= len(want) {
+				t.Fatalf("line %d: more lines than the input holds", k)
 			}
-			if bytes.IndexByte(line, '\n') >= 0 {
-				t.Fatalf("line contains newline: %q", line)
+			w := want[k]
+			var tl *TooLongError
+			if errors.As(err, &tl) {
+				n := min(len(w), PeekSize)
+				if len(w) <= limit || tl.Size != int64(len(w)) || !bytes.Equal(tl.Head, w[:n]) || !bytes.Equal(tl.Tail, w[len(w)-n:]) {
+					t.Fatalf("line %d (%d bytes, limit %d) skipped as %d bytes, head %q, tail %q", k, len(w), limit, tl.Size, tl.Head, tl.Tail)
+				}
+				continue
 			}
-			total += len(line)
-			if total > len(in) {
-				t.Fatalf("read more bytes than input")
+			if !bytes.Equal(line, w) {
+				t.Fatalf("line %d = %q, want %q", k, line, w)
 			}
 		}
 	})
@@ -328,4 +302,53 @@ func BenchmarkWriterContended(b *testing.B) {
 			_ = w.Write(msg)
 		}
 	})
+}
+
+// A skipped line's ends are kept, however the line arrives: in one read,
+// a byte at a time (the "\r\n" split across reads), or much larger than
+// the buffer.
+func TestTooLongErrorKeepsEnds(t *testing.T) {
+	line := func(n int) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "%d,", i)
+		}
+		return b.String()[:n]
+	}
+	for _, tc := range []struct {
+		name  string
+		size  int
+		limit int
+	}{
+		{"shorter than a peek", 100, 10},
+		{"between one and two peeks", PeekSize + 100, 10},
+		{"in the buffer", 3 * PeekSize, 2 * PeekSize},
+		{"past the buffer", 500 << 10, 70 << 10},
+	} {
+		for _, term := range []string{"\n", "\r\n"} {
+			for _, oneByte := range []bool{false, true} {
+				if oneByte && tc.size > 64<<10 {
+					continue
+				}
+				l := line(tc.size)
+				var in io.Reader = strings.NewReader(l + term + "ok\n")
+				if oneByte {
+					in = iotest.OneByteReader(in)
+				}
+				r := NewReader(in, tc.limit)
+				_, err := r.Read()
+				var tl *TooLongError
+				if !errors.As(err, &tl) {
+					t.Fatalf("%s: err = %v", tc.name, err)
+				}
+				n := min(tc.size, PeekSize)
+				if tl.Size != int64(tc.size) || string(tl.Head) != l[:n] || string(tl.Tail) != l[len(l)-n:] {
+					t.Errorf("%s %q one byte %v: size %d head %.20q... tail ...%.20q", tc.name, term, oneByte, tl.Size, tl.Head, tl.Tail[max(0, len(tl.Tail)-20):])
+				}
+				if next, err := r.Read(); err != nil || string(next) != "ok" {
+					t.Errorf("%s: next line %q, %v", tc.name, next, err)
+				}
+			}
+		}
+	}
 }

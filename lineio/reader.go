@@ -72,7 +72,8 @@ func (r *Reader) Read() ([]byte, error) {
 				line = line[:n-1]
 			}
 			if len(line) > r.max {
-				return nil, &TooLongError{Limit: r.max, Size: int64(len(line)), Head: head(line), Tail: keepTail(nil, line)}
+				return nil, &TooLongError{Limit: r.max, Size: int64(len(line)),
+					Head: clone(line[:min(len(line), PeekSize)]), Tail: clone(line[len(line)-min(len(line), PeekSize):])}
 			}
 			if len(line) == 0 {
 				continue
@@ -121,11 +122,12 @@ func (r *Reader) fill() {
 	}
 }
 
-// skip discards the rest of an over-long line.
+// skip discards the rest of an over-long line, keeping copies of its ends.
 func (r *Reader) skip() error {
-	size := int64(r.end - r.start)
-	h := head(r.buf[r.start:r.end])
-	tail := keepTail(nil, r.buf[r.start:r.end])
+	data := r.buf[r.start:r.end] // all of it the line's: no '\n' in it
+	head := append(make([]byte, 0, PeekSize), data[:min(len(data), PeekSize)]...)
+	tail := keepTail(make([]byte, 0, PeekSize+1), data)
+	size := int64(len(data))
 	for {
 		r.start, r.end, r.scanned = 0, 0, 0
 		if r.err != nil {
@@ -135,41 +137,46 @@ func (r *Reader) skip() error {
 			return r.err
 		}
 		r.fill()
-		if i := bytes.IndexByte(r.buf[:r.end], '\n'); i >= 0 {
-			size += int64(i)
-			end := i
-			if i > 0 && r.buf[i-1] == '\r' {
-				size--
-				end--
-			}
-			tail = keepTail(tail, r.buf[:end])
-			if end == 0 && len(tail) > 0 && tail[len(tail)-1] == '\r' {
-				tail = tail[:len(tail)-1] // the '\r' ended the previous piece
-			}
-			r.start = i + 1
-			return &TooLongError{Limit: r.max, Size: size, Head: h, Tail: tail}
+		i := bytes.IndexByte(r.buf[:r.end], '\n')
+		part := r.buf[:r.end]
+		if i >= 0 {
+			part = r.buf[:i]
 		}
-		tail = keepTail(tail, r.buf[:r.end])
-		size += int64(r.end)
+		size += int64(len(part))
+		head = append(head, part[:min(len(part), PeekSize-len(head))]...)
+		tail = keepTail(tail, part)
+		if i < 0 {
+			continue
+		}
+		if n := len(tail); n > 0 && tail[n-1] == '\r' { // the terminator's, even when it came in the previous read
+			tail = tail[:n-1]
+			size--
+		}
+		if len(tail) > PeekSize {
+			tail = tail[1:]
+		}
+		if int64(len(head)) > size {
+			head = head[:size]
+		}
+		r.start = i + 1
+		return &TooLongError{Limit: r.max, Size: size, Head: head, Tail: tail}
 	}
 }
 
-// head copies the first HeadSize bytes of an over-long line.
-func head(line []byte) []byte {
-	return append([]byte(nil), line[:min(len(line), HeadSize)]...)
+// keepTail appends p to tail and keeps the last PeekSize+1 bytes: the
+// line's last PeekSize and a '\r' that may turn out to be the terminator's.
+func keepTail(tail, p []byte) []byte {
+	const keep = PeekSize + 1
+	if len(p) >= keep {
+		return append(tail[:0], p[len(p)-keep:]...)
+	}
+	if drop := len(tail) + len(p) - keep; drop > 0 {
+		tail = tail[:copy(tail, tail[drop:])]
+	}
+	return append(tail, p...)
 }
 
-// keepTail returns the last HeadSize bytes of tail followed by more, in
-// tail's storage when it has room.
-func keepTail(tail, more []byte) []byte {
-	if len(more) >= HeadSize {
-		return append(tail[:0], more[len(more)-HeadSize:]...)
-	}
-	if drop := len(tail) + len(more) - HeadSize; drop > 0 {
-		tail = append(tail[:0], tail[drop:]...)
-	}
-	return append(tail, more...)
-}
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
 func (r *Reader) eof() error {
 	partial := r.end > r.start
