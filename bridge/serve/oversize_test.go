@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +116,28 @@ func TestOversizedChildMessages(t *testing.T) {
 	}
 	if got := modernCall(t, b.URL, "", "env"); got == "" {
 		t.Error("the next call got no answer")
+	}
+}
+
+// The same with a real server (examples/memos, written with the Go SDK's
+// message order): a page of memos over the limit is an error at once, a
+// small page is served.
+func TestOversizedAnswerRealServer(t *testing.T) {
+	b := startBridge(t, Config{MaxMessageSize: 1536}, bins["memos"])
+	list := func(id string, size int) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"memo_list_memos","arguments":{"pageSize":` + strconv.Itoa(size) + `}`
+	}
+	msgs := postWithin(t, 5*time.Second, b.URL, list(`"big"`, 100)+`,`+modernMeta+`}}`, modernHeaders("tools/call", "memo_list_memos"))
+	if last := msgs[len(msgs)-1]; last["id"] != "big" || last["error"] == nil {
+		t.Errorf("a page over the limit: %v", last)
+	}
+	msgs = postWithin(t, 5*time.Second, b.URL, list(`"small"`, 1)+`,`+modernMeta+`}}`, modernHeaders("tools/call", "memo_list_memos"))
+	if last := msgs[len(msgs)-1]; last["id"] != "small" || last["result"] == nil {
+		t.Errorf("a small page: %v", last)
+	}
+	sid := legacyInit(t, b.URL, "", "2025-11-25")
+	msgs = postWithin(t, 5*time.Second, b.URL, list("3", 100)+`}}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"})
+	if last := msgs[len(msgs)-1]; last["id"] != float64(3) || last["error"] == nil {
+		t.Errorf("a page over the limit in a 2025 session: %v", last)
 	}
 }
