@@ -143,6 +143,8 @@ type Authorizer struct {
 	loginGen  uint64        // the generation of that login's token
 	accepted  uint64        // the newest generation the server accepted
 
+	knownClients map[string]time.Time // client id -> when the token endpoint last issued it a token
+
 	sem chan struct{} // one login at a time in this process
 
 	ctx      context.Context // ends at Close: logins are not bound to one request
