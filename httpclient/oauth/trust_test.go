@@ -152,7 +152,7 @@ func TestRefusedFreshTokenOneLogin(t *testing.T) {
 	if n := browserRuns(t, blog); n != 1 {
 		t.Fatalf("browser runs = %d for 9 requests, want 1", n)
 	}
-	if !errors.Is(last, ErrLogin) || !strings.Contains(last.Error(), "refused the token of the browser login") {
+	if !errors.Is(last, ErrLogin) || !strings.Contains(last.Error(), "refused the token of the browser login") || !strings.Contains(last.Error(), "no longer valid") {
 		t.Fatalf("error %v", last)
 	}
 	mu.Lock()
