@@ -147,6 +147,8 @@ type Authorizer struct {
 	loginGen  uint64        // the generation of that login's token
 	accepted  uint64        // the newest generation the server accepted
 
+	knownClients map[string]time.Time // client id -> when the token endpoint last issued it a token
+
 	sem chan struct{} // one login at a time in this process
 
 	ctx      context.Context // ends at Close: logins are not bound to one request
@@ -463,7 +465,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 		t, err = a.clientCredentials(ctx, disc.Server, g, scopes, resource)
 	} else {
 		if !force && status == http.StatusUnauthorized {
-			if err := a.reloginAllowed(); err != nil {
+			if err := a.reloginAllowed(ch); err != nil {
 				return nil, false, err
 			}
 		}
@@ -497,7 +499,8 @@ func (a *Authorizer) record() (*Record, error) {
 // reloginAllowed refuses a browser login while the last one's token, from
 // less than ReloginInterval ago, was never accepted by the server: the
 // server refuses fresh tokens, and another login would only give another.
-func (a *Authorizer) reloginAllowed() error {
+// The server's own words from ch, if any, go into the error.
+func (a *Authorizer) reloginAllowed(ch Challenge) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.loginAt.IsZero() || a.accepted >= a.loginGen {
@@ -507,8 +510,12 @@ func (a *Authorizer) reloginAllowed() error {
 	if ago >= ReloginInterval {
 		return nil
 	}
-	return fmt.Errorf("%w: the server refused the token of the browser login %s ago; no other login before %s (check the server's audience/resource and issuer settings, or run `mcp-bridge auth login`)",
-		ErrRefused, ago.Round(time.Second), (ReloginInterval - ago).Round(time.Second))
+	said := ""
+	if d := ch.Params["error_description"]; d != "" {
+		said = fmt.Sprintf(" (it says: %q)", oneLine(d, 200))
+	}
+	return fmt.Errorf("%w: the server refused the token of the browser login %s ago%s; no other login before %s (check the server's audience/resource and issuer settings)",
+		ErrRefused, ago.Round(time.Second), said, (ReloginInterval - ago).Round(time.Second))
 }
 
 // ErrRefused is matched when the server refused a freshly obtained token

@@ -245,6 +245,9 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		prm := base + "/.well-known/oauth-protected-resource/mcp"
 		if !ok || !valid || f.refuseAll {
 			c := fmt.Sprintf(`Bearer resource_metadata="%s"`, prm)
+			if ok {
+				c += `, error="invalid_token", error_description="the token is no longer valid"`
+			}
 			if f.wwwScope != "" {
 				c += fmt.Sprintf(`, scope="%s"`, f.wwwScope)
 			}

@@ -40,7 +40,7 @@ func (a *Authorizer) identity(ctx context.Context, md *ServerMetadata, rec *Reco
 	if err != nil {
 		return nil, err
 	}
-	if !fresh && c.Source == "dynamic" && !known {
+	if !fresh && c.Source == "dynamic" && !known && !a.isKnown(c.ID) {
 		if err := a.probe(ctx, md, c, redirect); forgotten(err) {
 			a.cfg.Logger.Info().Str("issuer", md.Issuer).Msg("oauth: the authorization server no longer knows the registered client; registering again")
 			a.forget(rec, g)
@@ -68,20 +68,51 @@ func (a *Authorizer) identity(ctx context.Context, md *ServerMetadata, rec *Reco
 	return c, nil
 }
 
-// probe asks the token endpoint to redeem a code that does not exist with
-// c's credentials. A server that knows c answers invalid_grant; one that
-// forgot it answers invalid_client (RFC 6749 §5.2, "unknown client"). It
-// costs one request and opens no browser tab on the forgotten client's
-// error page for the whole login timeout.
+// probe asks the token endpoint to redeem a refresh token that does not
+// exist with c's credentials. A server that knows c answers invalid_grant;
+// one that forgot it answers invalid_client (RFC 6749 §5.2, "unknown
+// client"). It costs one request and spares the person the forgotten
+// client's error page for the whole login timeout. A refresh token rather
+// than a code: a made-up code would look like a PKCE failure to a server
+// that audits those. A server that lists grant types without
+// refresh_token gets a made-up code instead.
 func (a *Authorizer) probe(ctx context.Context, md *ServerMetadata, c *Client, redirect string) error {
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {"mcp-bridge-registration-check-" + randomString()},
-		"redirect_uri":  {redirect},
-		"code_verifier": {randomString()},
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"mcp-bridge-registration-check-" + randomString()}}
+	if len(md.GrantTypesSupported) > 0 && !slices.Contains(md.GrantTypesSupported, "refresh_token") {
+		form = url.Values{
+			"grant_type":    {"authorization_code"},
+			"code":          {"mcp-bridge-registration-check-" + randomString()},
+			"redirect_uri":  {redirect},
+			"code_verifier": {randomString()},
+		}
 	}
 	_, err := a.tokenRequest(ctx, md, c, form, nil)
 	return err
+}
+
+// knownFor is how long a token issued to a client counts as proof that
+// the authorization server knows it: long enough for the step-up logins
+// that follow a login at once, short enough that a server reset while a
+// connect runs is still noticed.
+const knownFor = time.Minute
+
+// isKnown reports whether the token endpoint issued a token to client id
+// in this process within knownFor: no need to check it again.
+func (a *Authorizer) isKnown(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.knownClients[id]
+	return ok && a.now().Sub(at) < knownFor
+}
+
+// markKnown records a token issued to client id.
+func (a *Authorizer) markKnown(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.knownClients == nil {
+		a.knownClients = map[string]time.Time{}
+	}
+	a.knownClients[id] = a.now()
 }
 
 // forget removes g's dynamic registration from rec and the store.
@@ -90,6 +121,9 @@ func (a *Authorizer) forget(rec *Record, g *Grant) {
 		return
 	}
 	id := g.Client.ID
+	a.mu.Lock()
+	delete(a.knownClients, id)
+	a.mu.Unlock()
 	rec.Grants = slices.DeleteFunc(rec.Grants, func(o Grant) bool { return o.Issuer == g.Issuer && o.Client.ID == id })
 	g.Client = Client{}
 	if err := a.write(rec); err != nil {

@@ -127,6 +127,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Cl
 	if err != nil {
 		return nil, err
 	}
+	a.markKnown(c.ID)
 	if t.RefreshToken == "" && prev != nil {
 		// RFC 6749 §6: on refresh the server MAY issue a new refresh token;
 		// when it does not, the old one stays valid.

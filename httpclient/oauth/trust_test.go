@@ -72,8 +72,16 @@ func TestRegistrationNamesScope(t *testing.T) {
 // the server's invalid_client page until the login times out.
 func TestForgottenRegistrationAtAuthorize(t *testing.T) {
 	f := newFakeAS(t)
-	_, hc, blog := setup(t, f, func(c *Config) { c.Timeout = 5 * time.Second })
+	var mu sync.Mutex
+	now := time.Now()
+	_, hc, blog := setup(t, f, func(c *Config) {
+		c.Timeout = 5 * time.Second
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
 	mustPost(t, hc, f.mcp())
+	mu.Lock()
+	now = now.Add(knownFor) // the token issued at login no longer vouches for the client
+	mu.Unlock()
 	f.locked(func() {
 		f.clients = map[string]string{}
 		f.tokens = map[string][]string{}
@@ -144,7 +152,7 @@ func TestRefusedFreshTokenOneLogin(t *testing.T) {
 	if n := browserRuns(t, blog); n != 1 {
 		t.Fatalf("browser runs = %d for 9 requests, want 1", n)
 	}
-	if !errors.Is(last, ErrLogin) || !strings.Contains(last.Error(), "refused the token of the browser login") {
+	if !errors.Is(last, ErrLogin) || !strings.Contains(last.Error(), "refused the token of the browser login") || !strings.Contains(last.Error(), "no longer valid") {
 		t.Fatalf("error %v", last)
 	}
 	mu.Lock()
@@ -339,4 +347,52 @@ func TestResourceMetadataParentRefused(t *testing.T) {
 	if n := browserRuns(t, blog); n != 0 {
 		t.Errorf("browser runs = %d", n)
 	}
+}
+
+// The logins that follow a login at once (step-ups) do not check the
+// registration the token endpoint just vouched for; a later login does,
+// with a made-up refresh token, never a made-up code (which a server
+// auditing PKCE would count as a failure).
+func TestRegistrationCheck(t *testing.T) {
+	f := newFakeAS(t)
+	f.wwwScope = "read"
+	f.needScope = "write"
+	var mu sync.Mutex
+	now := time.Now()
+	_, hc, _ := setup(t, f, func(c *Config) {
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
+	mustPost(t, hc, f.mcp()) // a login and a step-up
+	checks := func() (refresh, code int) {
+		f.locked(func() {
+			for _, form := range f.tokenForms {
+				if strings.HasPrefix(form.Get("refresh_token")+form.Get("code"), "mcp-bridge-registration-check-") {
+					if form.Get("grant_type") == "refresh_token" {
+						refresh++
+					} else {
+						code++
+					}
+				}
+			}
+		})
+		return
+	}
+	if r, c := checks(); r+c != 0 {
+		t.Fatalf("registration checks during the step-up: %d", r+c)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	f.revoke()
+	mustPost(t, hc, f.mcp())
+	if r, c := checks(); r != 1 || c != 0 {
+		t.Fatalf("registration checks at a later login: %d with a refresh token, %d with a code; want 1, 0", r, c)
+	}
+	f.locked(func() {
+		// The step-up asked for more than the registered scope "read":
+		// one registration for "read write", then reused.
+		if f.registrations != 2 {
+			t.Errorf("registrations = %d, want 2", f.registrations)
+		}
+	})
 }

@@ -287,7 +287,7 @@ func TestOAuthRefusedFreshTokens(t *testing.T) {
 			}
 			last = err
 		}
-		if !strings.Contains(last.Error(), "refused the token of the browser login") {
+		if !strings.Contains(last.Error(), "refused the token of the browser login") || !strings.Contains(last.Error(), "not issued for this resource") {
 			t.Errorf("%s: last error %v", name, last)
 		}
 		if err := c.close(); err != nil {
