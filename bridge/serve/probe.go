@@ -213,6 +213,9 @@ func (s *sharedChild) detect(ctx context.Context) bool {
 			return false
 		}
 		if v.failed == "" {
+			s.mu.Lock()
+			s.unready, s.lastError = 0, "" // earlier rounds' failures are over
+			s.mu.Unlock()
 			s.eras, s.adopt = v.eras, v.adopt
 			if s.adopt != nil {
 				s.adopt.keep()
