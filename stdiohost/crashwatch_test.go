@@ -83,3 +83,29 @@ func TestCrashWatchResets(t *testing.T) {
 		t.Fatalf("%d reports, want 1", n)
 	}
 }
+
+// A Throwaway process (an era probe) is no child: its exit is logged at
+// debug level as a probe's, its stderr marked probe; once kept, its exit
+// is a child's again.
+func TestThrowawayExitNotAChild(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		var out lockedBuffer
+		h, err := Start(helperCmd("usage"), Options{Logger: zerolog.New(&out).Level(zerolog.DebugLevel), Throwaway: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keep {
+			h.Keep()
+		}
+		<-h.Done()
+		h.Close()
+		log := out.String()
+		child := strings.Contains(log, `"message":"child exited"`)
+		if child != keep {
+			t.Errorf("keep=%v: logged as a child's exit: %v\n%s", keep, child, log)
+		}
+		if !keep && (!strings.Contains(log, `"message":"probe process exited"`) || !strings.Contains(log, `"probe":true`)) {
+			t.Errorf("a probe's exit or stderr not marked as the probe's:\n%s", log)
+		}
+	}
+}

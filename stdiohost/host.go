@@ -301,6 +301,9 @@ func (h *Host) readStderr() {
 			if h.opts.Watch.Quiet() {
 				ev = h.log.Debug() // a reported crash loop: said once already
 			}
+			if h.throwaway.Load() {
+				ev = ev.Bool("probe", true) // not (yet) a child of the bridge's
+			}
 			ev.Bytes("stderr", line).Msg("child")
 		}
 		// A full buffer is no error: the rest of a long line comes as

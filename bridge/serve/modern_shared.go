@@ -1,16 +1,11 @@
 package serve
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -161,62 +156,6 @@ func (s *sharedChild) run(ctx context.Context) {
 	s.mrtr.closeAll()
 }
 
-// detect runs the era probe until it decides, retrying with backoff while
-// nothing answers; false when ctx ended first. Requests wait meanwhile
-// (translating), and /readyz says why it is not ready.
-func (s *sharedChild) detect(ctx context.Context) bool {
-	b := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, 250*time.Millisecond)),
-		backoff.WithMaxInterval(30*time.Second),
-		backoff.WithMaxElapsedTime(0),
-	)
-	said := ""
-	for {
-		began := time.Now()
-		v := detectEras(ctx, s.h, s)
-		if ctx.Err() != nil {
-			if v.adopt != nil {
-				v.adopt.close()
-			}
-			return false
-		}
-		if v.failed == "" {
-			s.eras, s.adopt = v.eras, v.adopt
-			if s.adopt != nil {
-				s.adopt.keep()
-			}
-			s.h.log.Info().Stringer("child_protocol", v.eras).Str("decided_by", v.how).
-				Int64("took_ms", time.Since(began).Milliseconds()).Msg("MCP server era detected")
-			return true
-		}
-		reason := "MCP server did not answer the era probe (" + v.failed + ")"
-		s.mu.Lock()
-		s.lastError = reason + "; retrying"
-		if v.quick {
-			s.unready++ // gone at once: waiting requests need not wait on
-		}
-		close(s.exitCh)
-		s.exitCh = make(chan struct{})
-		s.mu.Unlock()
-		wait := b.NextBackOff()
-		// Said once at warn; the same reason again only at debug.
-		ev := s.h.log.Warn()
-		if reason == said || s.h.crash.Quiet() {
-			ev = s.h.log.Debug()
-		}
-		said = reason
-		ev.Str("reason", v.failed).Int64("took_ms", time.Since(began).Milliseconds()).
-			Int64("retry_in_ms", wait.Milliseconds()).Msg("MCP server era probe failed; retrying")
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-		}
-	}
-}
-
 func (s *sharedChild) launch() (*stdiohost.Host, error) {
 	var conn *childConn
 	var host *stdiohost.Host
@@ -321,10 +260,7 @@ func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 	defer cancel()
 	if resp == nil {
 		var err error
-		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil || !resp.Result.Present() {
-			if err == nil {
-				err = errors.New(string(resp.Bytes(resp.Error)))
-			}
+		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil {
 			s.setState(false, nil, "MCP server did not answer server/discover: "+err.Error())
 			return
 		}

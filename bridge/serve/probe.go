@@ -1,12 +1,15 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -188,6 +191,65 @@ func errText(err error) string {
 		return "no answer in time"
 	}
 	return err.Error()
+}
+
+// detect runs the era probe until it decides, retrying with backoff while
+// nothing answers; false when ctx ended first. Requests wait meanwhile
+// (translating), and /readyz says why it is not ready.
+func (s *sharedChild) detect(ctx context.Context) bool {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, 250*time.Millisecond)),
+		backoff.WithMaxInterval(30*time.Second),
+		backoff.WithMaxElapsedTime(0),
+	)
+	said := ""
+	for {
+		began := time.Now()
+		v := detectEras(ctx, s.h, s)
+		if ctx.Err() != nil {
+			if v.adopt != nil {
+				v.adopt.close()
+			}
+			return false
+		}
+		if v.failed == "" {
+			s.mu.Lock()
+			s.unready, s.lastError = 0, "" // earlier rounds' failures are over
+			s.mu.Unlock()
+			s.eras, s.adopt = v.eras, v.adopt
+			if s.adopt != nil {
+				s.adopt.keep()
+			}
+			s.h.log.Info().Stringer("child_protocol", v.eras).Str("decided_by", v.how).
+				Int64("took_ms", time.Since(began).Milliseconds()).Msg("MCP server era detected")
+			return true
+		}
+		reason := "MCP server did not answer the era probe (" + v.failed + ")"
+		s.mu.Lock()
+		s.lastError = reason + "; retrying"
+		if v.quick {
+			s.unready++ // gone at once: waiting requests need not wait on
+		}
+		close(s.exitCh)
+		s.exitCh = make(chan struct{})
+		s.mu.Unlock()
+		wait := b.NextBackOff()
+		// Said once at warn; the same reason again only at debug.
+		ev := s.h.log.Warn()
+		if reason == said || s.h.crash.Quiet() {
+			ev = s.h.log.Debug()
+		}
+		said = reason
+		ev.Str("reason", v.failed).Int64("took_ms", time.Since(began).Milliseconds()).
+			Int64("retry_in_ms", wait.Milliseconds()).Msg("MCP server era probe failed; retrying")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
 }
 
 // bridgeInitParams are the params of the bridge's own initialize to a

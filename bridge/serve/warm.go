@@ -102,14 +102,14 @@ func (p *warmPool) start(ctx context.Context) *warmChild {
 	conn := newChildConn(&p.h.ids, to, p.h.log.With().Str("child", "warm").Logger())
 	host, err := startHost(p.h, conn)
 	if err != nil {
-		p.h.log.Warn().Err(err).Msg("cannot start a warm child")
+		p.h.warn.Warn(p.h.log, "warm_start").Err(err).Msg("cannot start a warm child")
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.h.cfg.startTimeout())
 	defer cancel()
 	if _, err := conn.request(ctx, "ping", nil); err != nil {
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			p.h.log.Warn().Err(err).Msg("a warm child did not answer ping; stopped")
+			p.h.warn.Warn(p.h.log, "warm_ping").Err(err).Msg("a warm child did not answer ping; stopped")
 		}
 		host.Close()
 		conn.failAll("warm child stopped", nil)
