@@ -299,8 +299,11 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	client := initializeClient(m)
 	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
-			// A failed handshake leaves nothing to keep.
-			go s.end("initialize failed")
+			// A failed handshake leaves nothing to keep. Ended apart from
+			// this callback, as before, but on the Handler's group so that
+			// Close joins it (once Close has begun, it ends the session
+			// itself).
+			t.h.spawn(func() { s.end("initialize failed") })
 			return false
 		}
 		if v, ok := wire.StringField(resp.Raw, resp.Result, "protocolVersion"); ok {
