@@ -55,10 +55,14 @@ func (f *aggFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ca, status := f.get(c)
 	if ca == nil {
+		msg := "mcp-bridge: the aggregated endpoint serves too many principals at once (--max-principals)"
+		if f.g.refusing.Load() {
+			msg = "mcp-bridge is shutting down"
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(status)
-		w.Write(wire.ErrorResponse(nil, wire.CodeInternalError, "mcp-bridge: the aggregated endpoint serves too many principals at once (--max-principals)", nil))
+		w.Write(wire.ErrorResponse(nil, wire.CodeInternalError, msg, nil))
 		return
 	}
 	ca.rt.enter()
@@ -76,7 +80,7 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 		ca.last = now
 		return ca, 0
 	}
-	if f.closed {
+	if f.closed || f.g.refusing.Load() {
 		return nil, http.StatusServiceUnavailable
 	}
 	if len(f.callers) >= f.spec.maxCallers && !f.evictIdle(now, true) {
@@ -104,10 +108,10 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 func (f *aggFront) evictIdle(now time.Time, one bool) bool {
 	var idle []*callerAgg
 	for _, ca := range f.callers {
-		if ca.rt.busy() || !sessionsEnded(ca.rt.h) {
+		if !one && now.Sub(ca.last) < callerIdle {
 			continue
 		}
-		if !one && now.Sub(ca.last) < callerIdle {
+		if ca.rt.busy() || !sessionsEnded(ca.rt.h) {
 			continue
 		}
 		idle = append(idle, ca)
@@ -132,19 +136,24 @@ func (f *aggFront) drop(ca *callerAgg, why string) {
 	f.g.retire(ca.rt, why)
 }
 
-// reap retires the aggregates idle for callerIdle, every minute, until
-// the Gateway closes.
-func (f *aggFront) reap(stop <-chan struct{}) {
+// reapCallers retires the callers' aggregates idle for callerIdle, every
+// minute, until the Gateway closes.
+func (g *Gateway) reapCallers() {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-g.stop:
 			return
 		case now := <-t.C:
-			f.mu.Lock()
-			f.evictIdle(now, false)
-			f.mu.Unlock()
+			g.mu.RLock()
+			f := g.agg
+			g.mu.RUnlock()
+			if f != nil {
+				f.mu.Lock()
+				f.evictIdle(now, false)
+				f.mu.Unlock()
+			}
 		}
 	}
 }

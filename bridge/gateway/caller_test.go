@@ -242,3 +242,38 @@ func TestAggregateCallerScopesNotReused(t *testing.T) {
 		}
 	}
 }
+
+// The callers' aggregates are bounded by MaxPrincipals: past it, one with
+// no session and no request in flight makes way for a newcomer, and when
+// none is idle the newcomer gets 503.
+func TestAggregateCallersBounded(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{MaxPrincipals: 1, AuthTokens: []string{"tok-a", "tok-b"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// a's 2025 session holds its aggregate: b is refused.
+	a := aggClient(t, ctx, gw, "tok-a", "2025-11-25")
+	callOK(t, ctx, a, "memos_"+probes["memos"])
+	hc := &http.Client{Transport: bearer{"tok-b", http.DefaultTransport}}
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil || !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Fatalf("b past the bound: %v, want 503", err)
+	}
+	// Once a's session ends, b is served (a's aggregate makes way).
+	a.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil {
+			callOK(t, ctx, b, "memos_"+probes["memos"])
+			b.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never served after a's session ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the endpoint while a's session ends
+	}
+}

@@ -77,6 +77,7 @@ type Gateway struct {
 
 	draining chan struct{}
 	drainOne sync.Once
+	refusing atomic.Bool // Refuse or BeginShutdown: no new caller's aggregate
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 	wg       sync.WaitGroup // retiring handlers, in-memory server, dialed bridges
@@ -146,6 +147,7 @@ func (g *Gateway) Start() {
 		<-g.stop
 		srv.Close()
 	})
+	g.wg.Go(g.reapCallers)
 	g.log.Info().Strs("servers", sortedRoutes(g.routes)).Msg("gateway started")
 }
 
@@ -193,6 +195,7 @@ func (g *Gateway) BeginDrain() {
 // (serve.Handler.Refuse).
 func (g *Gateway) Refuse() {
 	g.BeginDrain()
+	g.refusing.Store(true)
 	for _, h := range g.handlers() {
 		h.Refuse()
 	}
@@ -226,6 +229,7 @@ func (g *Gateway) SessionsEnded() <-chan struct{} {
 // long-lived streams.
 func (g *Gateway) BeginShutdown() {
 	g.BeginDrain()
+	g.refusing.Store(true)
 	for _, h := range g.handlers() {
 		h.BeginShutdown()
 	}
