@@ -77,7 +77,7 @@ type Gateway struct {
 
 	draining chan struct{}
 	drainOne sync.Once
-	refusing atomic.Bool // Refuse or BeginShutdown: no new caller's aggregate
+	refusing atomic.Bool   // Refuse or BeginShutdown: no new caller's aggregate
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 	wg       sync.WaitGroup // retiring handlers, in-memory server, dialed bridges
