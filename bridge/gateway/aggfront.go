@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -171,6 +173,23 @@ func (f *aggFront) update(file *teamconfig.Config, changed []string) {
 	for _, ca := range f.callers {
 		if err := ca.agg.SetServers(spec.servers(f.g, ca.c), changed); err != nil {
 			f.g.log.Error().Err(err).Msg("aggregate: applying the reload to a caller's aggregate")
+		}
+	}
+}
+
+// dropRevoked retires the aggregates of static-token callers whose token
+// is no longer accepted (a re-read token file): their sessions end, and
+// the token reaches no route any more.
+func (f *aggFront) dropRevoked(sums map[[32]byte]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ca := range f.callers {
+		if !ca.c.static {
+			continue
+		}
+		tok, _ := rsauth.Bearer(ca.c.authorization)
+		if !sums[sha256.Sum256([]byte(tok))] {
+			f.drop(ca, "token revoked")
 		}
 	}
 }

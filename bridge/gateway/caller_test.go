@@ -277,3 +277,35 @@ func TestAggregateCallersBounded(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling the endpoint while a's session ends
 	}
 }
+
+// A static token removed from the token file (SetTokens) ends its
+// caller's aggregate: its open session is gone, and the token opens
+// nothing any more.
+func TestAggregateRevokedTokenDropped(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "b", Token: "tok-b"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := aggClient(t, ctx, gw, "tok-a", "2025-11-25")
+	callOK(t, ctx, a, "memos_"+probes["memos"])
+	gw.SetTokens([]serve.NamedToken{{Name: "b", Token: "tok-b"}})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "memos_" + probes["memos"], Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the revoked token's session still calls memos")
+		}
+		time.Sleep(50 * time.Millisecond) // polling while the retired aggregate closes
+	}
+	gw.mu.RLock()
+	f := gw.agg
+	gw.mu.RUnlock()
+	f.each(func(ca *callerAgg) {
+		if ca.c.static {
+			t.Errorf("the aggregate of static caller %s is left", callerLabel(ca.c))
+		}
+	})
+}

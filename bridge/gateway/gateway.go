@@ -241,7 +241,11 @@ func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
 	g.mu.Lock()
 	g.cfg.Base.NamedTokens = tokens
 	g.setStatic(tokens)
+	sums, agg := g.staticSums, g.agg
 	g.mu.Unlock()
+	if agg != nil {
+		agg.dropRevoked(sums)
+	}
 	for _, h := range g.handlers() {
 		h.SetTokens(tokens)
 	}
