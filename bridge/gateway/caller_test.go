@@ -309,3 +309,16 @@ func TestAggregateRevokedTokenDropped(t *testing.T) {
 		}
 	})
 }
+
+// A token added to the token file (SetTokens) opens the aggregate: the
+// caller's aggregate, made after the re-read, takes it.
+func TestAggregateAddedTokenServed(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	gw.SetTokens([]serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "c", Token: "tok-c"}})
+	for _, v := range versions[:2] {
+		callOK(t, ctx, aggClient(t, ctx, gw, "tok-c", v.version), "memos_"+probes["memos"])
+	}
+}

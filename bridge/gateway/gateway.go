@@ -75,6 +75,9 @@ type Gateway struct {
 	staticSums map[[32]byte]bool   // SHA-256 of every static token (identify)
 	delegates  delegates           // credentials of the aggregate's OAuth callers
 
+	authRequired bool                               // some inbound credential was configured at New
+	named        atomic.Pointer[[]serve.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
+
 	draining chan struct{}
 	drainOne sync.Once
 	refusing atomic.Bool   // Refuse or BeginShutdown: no new caller's aggregate
@@ -95,6 +98,8 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		stop:     make(chan struct{}),
 	}
 	g.mem = newMemNet()
+	g.authRequired = authConfigured(&cfg)
+	g.named.Store(&cfg.Base.NamedTokens)
 	g.setStatic(cfg.Base.NamedTokens)
 	for _, name := range file.Enabled() {
 		rt, err := g.newRoute(file, file.Servers[name])
@@ -240,6 +245,7 @@ func (g *Gateway) BeginShutdown() {
 func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
 	g.mu.Lock()
 	g.cfg.Base.NamedTokens = tokens
+	g.named.Store(&tokens)
 	g.setStatic(tokens)
 	sums, agg := g.staticSums, g.agg
 	g.mu.Unlock()
