@@ -225,6 +225,23 @@ func TestReadyzNotEnumerable(t *testing.T) {
 	if code, _ := get("/servers/nosuch/readyz", "tok"); code != http.StatusNotFound {
 		t.Errorf("an unknown server's readiness with a token: %d, want 404", code)
 	}
+	// The MCP endpoint does not tell either: the same 401 (status,
+	// challenge, body) for an enabled, a disabled and an unknown name.
+	post := func(path string) (int, string, string) {
+		resp, err := http.Post(gw.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}
+	c0, h0, b0 := post(Path("memos"))
+	for _, name := range []string{"off", "nosuch"} {
+		if c, h, b := post(Path(name)); c != c0 || h != h0 || b != b0 || c != http.StatusUnauthorized {
+			t.Errorf("%s: %d %q %q, want memos' %d %q %q", name, c, h, b, c0, h0, b0)
+		}
+	}
 }
 
 // The same subject with fewer scopes is another caller: an aggregate made
