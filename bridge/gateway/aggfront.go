@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -134,8 +135,13 @@ func (f *aggFront) evictIdle(now time.Time, one bool) bool {
 // drop retires one caller's aggregate. f.mu is held.
 func (f *aggFront) drop(ca *callerAgg, why string) {
 	delete(f.callers, ca.c.key)
-	f.g.delegates.revoke(ca.c)
-	f.g.retire(ca.rt, why)
+	f.g.retireCaller(ca, why)
+}
+
+// retireCaller retires a caller's aggregate; its credential stays valid
+// until the Handler has closed, so that its requests in flight finish.
+func (g *Gateway) retireCaller(ca *callerAgg, why string) {
+	g.retire(ca.rt, why, func() { g.delegates.revoke(ca.c) })
 }
 
 // reapCallers retires the callers' aggregates idle for callerIdle, every
@@ -214,17 +220,13 @@ func (f *aggFront) each(fn func(*callerAgg)) {
 	}
 }
 
-// close stops taking callers and returns the routes of those it had, for
-// the caller to close or retire.
-func (f *aggFront) close() []*route {
+// close stops taking callers and returns the aggregates it had, for the
+// caller to close or retire (and revoke their credentials after).
+func (f *aggFront) close() []*callerAgg {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
-	var out []*route
-	for _, ca := range f.callers {
-		f.g.delegates.revoke(ca.c)
-		out = append(out, ca.rt)
-	}
+	out := slices.Collect(maps.Values(f.callers))
 	f.callers = map[string]*callerAgg{}
 	return out
 }

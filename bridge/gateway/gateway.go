@@ -286,7 +286,10 @@ func (g *Gateway) Close() error {
 	g.closed = true
 	routes := slices.Collect(maps.Values(g.routes))
 	if g.agg != nil {
-		routes = append(routes, g.agg.close()...)
+		for _, ca := range g.agg.close() {
+			routes = append(routes, ca.rt)
+			g.delegates.revoke(ca.c)
+		}
 		g.agg = nil
 	}
 	g.routes = map[string]*route{}
@@ -312,8 +315,9 @@ func (g *Gateway) isDraining() bool {
 }
 
 // retire shuts an old Handler down in the background: no new work, its
-// in-flight requests get RetireTimeout to finish, then Close.
-func (g *Gateway) retire(rt *route, why string) {
+// in-flight requests get RetireTimeout to finish, then Close; after, if
+// given, run once it is closed.
+func (g *Gateway) retire(rt *route, why string, after ...func()) {
 	rt.h.BeginShutdown()
 	g.wg.Go(func() {
 		t := time.NewTimer(g.cfg.retireTimeout())
@@ -325,6 +329,9 @@ func (g *Gateway) retire(rt *route, why string) {
 		case <-g.stop:
 		}
 		rt.h.Close()
+		for _, f := range after {
+			f()
+		}
 		g.log.Info().Str("server", rt.name).Str("why", why).Msg("server stopped")
 	})
 }
@@ -332,10 +339,10 @@ func (g *Gateway) retire(rt *route, why string) {
 func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }
 
 // setAggregate puts the aggregated endpoint built from spec in place (nil:
-// off) and returns the routes of the callers of the one it replaces.
-// g.mu is held (or g not yet shared).
-func (g *Gateway) setAggregate(spec *aggSpec) []*route {
-	var old []*route
+// off) and returns the callers' aggregates of the one it replaces, for
+// the caller to retire. g.mu is held (or g not yet shared).
+func (g *Gateway) setAggregate(spec *aggSpec) []*callerAgg {
+	var old []*callerAgg
 	if g.agg != nil {
 		old = g.agg.close()
 	}
