@@ -35,7 +35,17 @@
 // with the downstreams ready by then, and a later one joins when it has
 // initialized (the upstream is told with list_changed; see join.go). A
 // late downstream ranks after the others, so its entries are the ones
-// renamed on a collision, logged when it joins.
+// renamed on a collision, logged when it joins. One that fails to start
+// or to initialize is tried again (1 s, doubling to 30 s) and joins the
+// same way. Every list is bounded per server by Config.ListTimeout
+// (JoinTimeout unless set): a server that misses it is left out of that
+// answer (Config.OnAbsent) and asked again at the next one, so a session
+// is as fast as its healthiest servers.
+//
+// [Aggregator.SetServers] changes the servers under running sessions: a
+// removed server is closed and leaves the lists, an added one joins as a
+// late one, and the client is told with list_changed each time; the
+// others keep their connections (see update.go).
 //
 // Messages are read with bridge/wire and forwarded byte for byte, with only
 // the spans that must change (an id, a name, a URI, a progress token)

@@ -267,7 +267,7 @@ func (s *session) clientRequest(raw []byte) {
 			// leave the session half started.
 			hctx = s.ctx
 		}
-		resp := h(s, hctx, &m)
+		resp := s.bounded(id, h(s, hctx, &m))
 		// A request the client cancelled gets no answer: "Receivers of a
 		// cancellation notification SHOULD ... Not send a response for
 		// the cancelled request" (2025-11-25 cancellation).
@@ -316,6 +316,25 @@ func (s *session) readyDownstreams() []*downstream {
 		return nil
 	}
 	return s.downstreams()
+}
+
+// bounded returns resp, or an error for id when resp is over the message
+// limit: the aggregate's own answer (a list merged from several servers,
+// each under the limit) could otherwise be longer than the reader of the
+// aggregate's output takes, which would drop it and leave the request
+// unanswered.
+func (s *session) bounded(id, resp []byte) []byte {
+	limit := s.cfg.MaxMessageSize
+	if limit <= 0 {
+		limit = lineio.DefaultMaxLineSize
+	}
+	if len(resp) <= limit {
+		return resp
+	}
+	s.warn.Warn(s.log, "answer-too-long").Int("bytes", len(resp)).Int("limit", limit).
+		Msg("aggregate: an answer is over the message limit; the client gets an error instead")
+	return wire.ErrorResponse(id, wire.CodeInternalError,
+		fmt.Sprintf("aggregate: the answer is %d bytes, over the %d-byte message limit (--max-message-size)", len(resp), limit), nil)
 }
 
 func errorFor(m *wire.Message, code int, msg string) []byte {

@@ -2,9 +2,12 @@ package aggregate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,5 +119,31 @@ func waitOne(t *testing.T, ch <-chan struct{}) {
 	case <-ch:
 	case <-time.After(waitFor):
 		t.Fatal("no list_changed")
+	}
+}
+
+// An answer of the aggregate's own over the message limit (a list merged
+// from servers whose lists are each under it) becomes an error for that
+// request at once, and the session goes on.
+func TestMergedAnswerOverLimit(t *testing.T) {
+	alpha, beta := newPipeServer("alpha", nil), newPipeServer("beta", nil)
+	for i := range 4 {
+		alpha.srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("a%d", i), Description: strings.Repeat("x", 300), InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("a"), nil })
+		beta.srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("b%d", i), Description: strings.Repeat("y", 300), InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("b"), nil })
+	}
+	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha"), beta.server("beta")}, MaxMessageSize: 2000})
+	c := h.raw()
+	c.initialize()
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	m := c.next()
+	e, _ := m["error"].(map[string]any)
+	if m["id"] != float64(7) || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "message limit") {
+		t.Fatalf("tools/list over the limit: %v, want an error for id 7", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	if m := c.next(); m["id"] != float64(8) {
+		t.Fatalf("after the error: %v", m)
 	}
 }

@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -55,10 +58,14 @@ func (f *aggFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ca, status := f.get(c)
 	if ca == nil {
+		msg := "mcp-bridge: the aggregated endpoint serves too many principals at once (--max-principals)"
+		if f.g.refusing.Load() {
+			msg = "mcp-bridge is shutting down"
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(status)
-		w.Write(wire.ErrorResponse(nil, wire.CodeInternalError, "mcp-bridge: the aggregated endpoint serves too many principals at once (--max-principals)", nil))
+		w.Write(wire.ErrorResponse(nil, wire.CodeInternalError, msg, nil))
 		return
 	}
 	ca.rt.enter()
@@ -76,7 +83,7 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 		ca.last = now
 		return ca, 0
 	}
-	if f.closed {
+	if f.closed || f.g.refusing.Load() {
 		return nil, http.StatusServiceUnavailable
 	}
 	if len(f.callers) >= f.spec.maxCallers && !f.evictIdle(now, true) {
@@ -104,10 +111,10 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 func (f *aggFront) evictIdle(now time.Time, one bool) bool {
 	var idle []*callerAgg
 	for _, ca := range f.callers {
-		if ca.rt.busy() || !sessionsEnded(ca.rt.h) {
+		if !one && now.Sub(ca.last) < callerIdle {
 			continue
 		}
-		if !one && now.Sub(ca.last) < callerIdle {
+		if ca.rt.busy() || !sessionsEnded(ca.rt.h) {
 			continue
 		}
 		idle = append(idle, ca)
@@ -128,23 +135,33 @@ func (f *aggFront) evictIdle(now time.Time, one bool) bool {
 // drop retires one caller's aggregate. f.mu is held.
 func (f *aggFront) drop(ca *callerAgg, why string) {
 	delete(f.callers, ca.c.key)
-	f.g.delegates.revoke(ca.c)
-	f.g.retire(ca.rt, why)
+	f.g.retireCaller(ca, why)
 }
 
-// reap retires the aggregates idle for callerIdle, every minute, until
-// the Gateway closes.
-func (f *aggFront) reap(stop <-chan struct{}) {
+// retireCaller retires a caller's aggregate; its credential stays valid
+// until the Handler has closed, so that its requests in flight finish.
+func (g *Gateway) retireCaller(ca *callerAgg, why string) {
+	g.retire(ca.rt, why, func() { g.delegates.revoke(ca.c) })
+}
+
+// reapCallers retires the callers' aggregates idle for callerIdle, every
+// minute, until the Gateway closes.
+func (g *Gateway) reapCallers() {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-g.stop:
 			return
 		case now := <-t.C:
-			f.mu.Lock()
-			f.evictIdle(now, false)
-			f.mu.Unlock()
+			g.mu.RLock()
+			f := g.agg
+			g.mu.RUnlock()
+			if f != nil {
+				f.mu.Lock()
+				f.evictIdle(now, false)
+				f.mu.Unlock()
+			}
 		}
 	}
 }
@@ -162,6 +179,23 @@ func (f *aggFront) update(file *teamconfig.Config, changed []string) {
 	for _, ca := range f.callers {
 		if err := ca.agg.SetServers(spec.servers(f.g, ca.c), changed); err != nil {
 			f.g.log.Error().Err(err).Msg("aggregate: applying the reload to a caller's aggregate")
+		}
+	}
+}
+
+// dropRevoked retires the aggregates of static-token callers whose token
+// is no longer accepted (a re-read token file): their sessions end, and
+// the token reaches no route any more.
+func (f *aggFront) dropRevoked(sums map[[32]byte]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ca := range f.callers {
+		if !ca.c.static {
+			continue
+		}
+		tok, _ := rsauth.Bearer(ca.c.authorization)
+		if !sums[sha256.Sum256([]byte(tok))] {
+			f.drop(ca, "token revoked")
 		}
 	}
 }
@@ -186,17 +220,13 @@ func (f *aggFront) each(fn func(*callerAgg)) {
 	}
 }
 
-// close stops taking callers and returns the routes of those it had, for
-// the caller to close or retire.
-func (f *aggFront) close() []*route {
+// close stops taking callers and returns the aggregates it had, for the
+// caller to close or retire (and revoke their credentials after).
+func (f *aggFront) close() []*callerAgg {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
-	var out []*route
-	for _, ca := range f.callers {
-		f.g.delegates.revoke(ca.c)
-		out = append(out, ca.rt)
-	}
+	out := slices.Collect(maps.Values(f.callers))
 	f.callers = map[string]*callerAgg{}
 	return out
 }

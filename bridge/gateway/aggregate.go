@@ -79,6 +79,7 @@ func (spec *aggSpec) servers(g *Gateway, c *caller) []aggregate.Server {
 // handler builds c's aggregate Handler and the Aggregator it runs.
 func (spec *aggSpec) handler(g *Gateway, c *caller) (*serve.Handler, *aggregate.Aggregator, error) {
 	cfg := spec.cfg
+	cfg.NamedTokens = *g.named.Load() // a token file re-read since the spec was made
 	if cfg.Auth != nil {
 		cfg.Auth = frontAuth{inner: cfg.Auth}
 	}

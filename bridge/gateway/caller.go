@@ -72,10 +72,14 @@ func (g *Gateway) mayUse(c *caller, s *teamconfig.Server) bool {
 	return c.grants(s.Options.Scopes)
 }
 
-// authOn reports whether the gateway authenticates its clients.
-func (g *Gateway) authOn() bool {
-	b := &g.cfg.Base
-	return b.AuthToken != "" || len(b.AuthTokens) > 0 || len(b.NamedTokens) > 0 || g.cfg.Auth != nil || b.Auth != nil
+// authOn reports whether the gateway authenticates its clients: decided
+// at New, as serve's Handlers decide it (one made with credentials keeps
+// requiring them whatever SetTokens gives later).
+func (g *Gateway) authOn() bool { return g.authRequired }
+
+func authConfigured(cfg *Config) bool {
+	b := &cfg.Base
+	return b.AuthToken != "" || len(b.AuthTokens) > 0 || len(b.NamedTokens) > 0 || cfg.Auth != nil || b.Auth != nil
 }
 
 // inMemory marks the context of a request that came over the gateway's

@@ -225,6 +225,23 @@ func TestReadyzNotEnumerable(t *testing.T) {
 	if code, _ := get("/servers/nosuch/readyz", "tok"); code != http.StatusNotFound {
 		t.Errorf("an unknown server's readiness with a token: %d, want 404", code)
 	}
+	// The MCP endpoint does not tell either: the same 401 (status,
+	// challenge, body) for an enabled, a disabled and an unknown name.
+	post := func(path string) (int, string, string) {
+		resp, err := http.Post(gw.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}
+	c0, h0, b0 := post(Path("memos"))
+	for _, name := range []string{"off", "nosuch"} {
+		if c, h, b := post(Path(name)); c != c0 || h != h0 || b != b0 || c != http.StatusUnauthorized {
+			t.Errorf("%s: %d %q %q, want memos' %d %q %q", name, c, h, b, c0, h0, b0)
+		}
+	}
 }
 
 // The same subject with fewer scopes is another caller: an aggregate made
@@ -240,5 +257,85 @@ func TestAggregateCallerScopesNotReused(t *testing.T) {
 		if names := toolNames(t, ctx, weak); names["memos_"+probes["memos"]] {
 			t.Errorf("%s: carol's token without memos:write lists memos through the aggregate made for her other token", v.name)
 		}
+	}
+}
+
+// The callers' aggregates are bounded by MaxPrincipals: past it, one with
+// no session and no request in flight makes way for a newcomer, and when
+// none is idle the newcomer gets 503.
+func TestAggregateCallersBounded(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{MaxPrincipals: 1, AuthTokens: []string{"tok-a", "tok-b"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// a's 2025 session holds its aggregate: b is refused.
+	a := aggClient(t, ctx, gw, "tok-a", "2025-11-25")
+	callOK(t, ctx, a, "memos_"+probes["memos"])
+	hc := &http.Client{Transport: bearer{"tok-b", http.DefaultTransport}}
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil || !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Fatalf("b past the bound: %v, want 503", err)
+	}
+	// Once a's session ends, b is served (a's aggregate makes way).
+	a.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, HTTPClient: hc, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil {
+			callOK(t, ctx, b, "memos_"+probes["memos"])
+			b.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never served after a's session ended: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the endpoint while a's session ends
+	}
+}
+
+// A static token removed from the token file (SetTokens) ends its
+// caller's aggregate: its open session is gone, and the token opens
+// nothing any more.
+func TestAggregateRevokedTokenDropped(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "b", Token: "tok-b"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a := aggClient(t, ctx, gw, "tok-a", "2025-11-25")
+	callOK(t, ctx, a, "memos_"+probes["memos"])
+	gw.SetTokens([]serve.NamedToken{{Name: "b", Token: "tok-b"}})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "memos_" + probes["memos"], Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the revoked token's session still calls memos")
+		}
+		time.Sleep(50 * time.Millisecond) // polling while the retired aggregate closes
+	}
+	gw.mu.RLock()
+	f := gw.agg
+	gw.mu.RUnlock()
+	f.each(func(ca *callerAgg) {
+		if ca.c.static {
+			t.Errorf("the aggregate of static caller %s is left", callerLabel(ca.c))
+		}
+	})
+}
+
+// A token added to the token file (SetTokens) opens the aggregate: the
+// caller's aggregate, made after the re-read, takes it.
+func TestAggregateAddedTokenServed(t *testing.T) {
+	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	gw.SetTokens([]serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "c", Token: "tok-c"}})
+	for _, v := range versions[:2] {
+		callOK(t, ctx, aggClient(t, ctx, gw, "tok-c", v.version), "memos_"+probes["memos"])
 	}
 }

@@ -8,7 +8,13 @@
 //
 // A server that fails affects only its own route. Reload applies a new
 // file: added servers start, removed ones stop, changed ones restart, and
-// unchanged ones keep their handler and sessions.
+// unchanged ones keep their handler and sessions; the aggregated endpoint
+// keeps its sessions too (its servers change under them).
+//
+// The aggregated endpoint runs one bridge/aggregate Aggregator per caller
+// (aggfront.go), which reaches each route as that caller (caller.go): the
+// route's own authorization, scopes, access log and metrics apply to the
+// caller, never to a principal of the gateway's own.
 //
 // Only the gateway (and cmd) may import both serve and connect.
 package gateway

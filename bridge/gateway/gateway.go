@@ -75,8 +75,12 @@ type Gateway struct {
 	staticSums map[[32]byte]bool   // SHA-256 of every static token (identify)
 	delegates  delegates           // credentials of the aggregate's OAuth callers
 
+	authRequired bool                               // some inbound credential was configured at New
+	named        atomic.Pointer[[]serve.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
+
 	draining chan struct{}
 	drainOne sync.Once
+	refusing atomic.Bool   // Refuse or BeginShutdown: no new caller's aggregate
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 	wg       sync.WaitGroup // retiring handlers, in-memory server, dialed bridges
@@ -94,6 +98,8 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		stop:     make(chan struct{}),
 	}
 	g.mem = newMemNet()
+	g.authRequired = authConfigured(&cfg)
+	g.named.Store(&cfg.Base.NamedTokens)
 	g.setStatic(cfg.Base.NamedTokens)
 	for _, name := range file.Enabled() {
 		rt, err := g.newRoute(file, file.Servers[name])
@@ -146,6 +152,7 @@ func (g *Gateway) Start() {
 		<-g.stop
 		srv.Close()
 	})
+	g.wg.Go(g.reapCallers)
 	g.log.Info().Strs("servers", sortedRoutes(g.routes)).Msg("gateway started")
 }
 
@@ -193,6 +200,7 @@ func (g *Gateway) BeginDrain() {
 // (serve.Handler.Refuse).
 func (g *Gateway) Refuse() {
 	g.BeginDrain()
+	g.refusing.Store(true)
 	for _, h := range g.handlers() {
 		h.Refuse()
 	}
@@ -226,6 +234,7 @@ func (g *Gateway) SessionsEnded() <-chan struct{} {
 // long-lived streams.
 func (g *Gateway) BeginShutdown() {
 	g.BeginDrain()
+	g.refusing.Store(true)
 	for _, h := range g.handlers() {
 		h.BeginShutdown()
 	}
@@ -236,8 +245,13 @@ func (g *Gateway) BeginShutdown() {
 func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
 	g.mu.Lock()
 	g.cfg.Base.NamedTokens = tokens
+	g.named.Store(&tokens)
 	g.setStatic(tokens)
+	sums, agg := g.staticSums, g.agg
 	g.mu.Unlock()
+	if agg != nil {
+		agg.dropRevoked(sums)
+	}
 	for _, h := range g.handlers() {
 		h.SetTokens(tokens)
 	}
@@ -272,7 +286,10 @@ func (g *Gateway) Close() error {
 	g.closed = true
 	routes := slices.Collect(maps.Values(g.routes))
 	if g.agg != nil {
-		routes = append(routes, g.agg.close()...)
+		for _, ca := range g.agg.close() {
+			routes = append(routes, ca.rt)
+			g.delegates.revoke(ca.c)
+		}
 		g.agg = nil
 	}
 	g.routes = map[string]*route{}
@@ -298,8 +315,9 @@ func (g *Gateway) isDraining() bool {
 }
 
 // retire shuts an old Handler down in the background: no new work, its
-// in-flight requests get RetireTimeout to finish, then Close.
-func (g *Gateway) retire(rt *route, why string) {
+// in-flight requests get RetireTimeout to finish, then Close; after, if
+// given, run once it is closed.
+func (g *Gateway) retire(rt *route, why string, after ...func()) {
 	rt.h.BeginShutdown()
 	g.wg.Go(func() {
 		t := time.NewTimer(g.cfg.retireTimeout())
@@ -311,6 +329,9 @@ func (g *Gateway) retire(rt *route, why string) {
 		case <-g.stop:
 		}
 		rt.h.Close()
+		for _, f := range after {
+			f()
+		}
 		g.log.Info().Str("server", rt.name).Str("why", why).Msg("server stopped")
 	})
 }
@@ -318,10 +339,10 @@ func (g *Gateway) retire(rt *route, why string) {
 func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }
 
 // setAggregate puts the aggregated endpoint built from spec in place (nil:
-// off) and returns the routes of the callers of the one it replaces.
-// g.mu is held (or g not yet shared).
-func (g *Gateway) setAggregate(spec *aggSpec) []*route {
-	var old []*route
+// off) and returns the callers' aggregates of the one it replaces, for
+// the caller to retire. g.mu is held (or g not yet shared).
+func (g *Gateway) setAggregate(spec *aggSpec) []*callerAgg {
+	var old []*callerAgg
 	if g.agg != nil {
 		old = g.agg.close()
 	}

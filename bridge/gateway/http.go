@@ -57,7 +57,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.RLock()
 	rt := g.routes[name]
 	disabled := rt == nil && g.file.Servers[name] != nil
+	decoy := g.decoy()
 	g.mu.RUnlock()
+	if rt == nil && rest == "mcp" && !strings.HasPrefix(p, metadataPrefix) && decoy != nil && g.identify(r) == nil {
+		// Static tokens only: a caller without one gets the 401 that an
+		// enabled server's route gives it (its own guard refuses it), so
+		// that /servers/<name>/mcp does not tell which names exist. (With
+		// OAuth each endpoint's RFC 9728 metadata names it, by design.)
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = Path(decoy.name)
+		decoy.h.ServeHTTP(w, r2)
+		return
+	}
 	switch {
 	case disabled:
 		notFound(w, "MCP server "+name+" is disabled")
@@ -110,4 +121,17 @@ func notFound(w http.ResponseWriter, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)
 	w.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, msg, nil))
+}
+
+// decoy is a route whose guard answers a caller without an accepted
+// static token, for names that are not routes; nil unless inbound auth is
+// static tokens only. g.mu is held.
+func (g *Gateway) decoy() *route {
+	if !g.authOn() || g.cfg.Auth != nil || g.cfg.Base.Auth != nil {
+		return nil
+	}
+	for _, name := range sortedRoutes(g.routes) {
+		return g.routes[name]
+	}
+	return nil
 }

@@ -58,8 +58,8 @@ func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 	}
 	switch {
 	case rebuildAgg:
-		for _, rt := range g.setAggregate(agg) {
-			g.retire(rt, "the aggregated endpoint's settings changed")
+		for _, ca := range g.setAggregate(agg) {
+			g.retireCaller(ca, "the aggregated endpoint's settings changed")
 		}
 	case g.agg != nil && len(ch.Added)+len(ch.Removed)+len(ch.Changed) > 0:
 		// After the routes: a changed server is dialed at its new one.
