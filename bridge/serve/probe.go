@@ -79,6 +79,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 	// initialize. A dual-era server picks its era from how the client opens
 	// (versioning §Dual-era servers), so each question needs a fresh process.
 	var modern, legacy bool
+	var dRefused, iRefused bool // answered, with a JSON-RPC error
 	var dErr, iErr error
 	var dp, ip *prober
 	answered := make(chan struct{}, 2) // a sibling answered (anything)
@@ -100,6 +101,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			modern = true // a modern server that wants another modern version
 		default:
 			dErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
+			dRefused = true
 		}
 		answered <- struct{}{}
 	})
@@ -120,6 +122,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			ip.resp = resp
 		default:
 			iErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
+			iRefused = true
 		}
 		answered <- struct{}{}
 	})
@@ -174,6 +177,16 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 		v.how = "server/discover answered; initialize: " + errText(iErr)
 	case legacy:
 		v.how = "initialize answered; server/discover: " + errText(dErr)
+	case dRefused && iRefused:
+		// Both siblings are up and answer, with errors: a --config remote
+		// entry whose remote refuses (401, 500, a refused redirect), a
+		// server that lacks its configuration. That names no era, but it
+		// is no reason to hold requests back either (they would wait out
+		// the start timeout for an answer that already came): each
+		// client's request is passed on in its own era and gets the
+		// child's own answer, as from a dual-era server.
+		v.eras = eras{modern: true, legacy: true}
+		v.how = "both answered with errors, passed on in each client's era (server/discover: " + errText(dErr) + "; initialize: " + errText(iErr) + ")"
 	case errText(dErr) == errText(iErr):
 		v.failed, v.quick = errText(dErr), quick // cannot start, typically
 	default:

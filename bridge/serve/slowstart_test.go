@@ -193,3 +193,48 @@ func TestChildMissingStartTimeoutRestarted(t *testing.T) {
 		t.Errorf("/readyz: %d, want 503", got)
 	}
 }
+
+// A child that is up but answers every request with an error (a server
+// that lacks its configuration, a --config remote entry whose remote
+// refuses) names no era, but holding requests back would make them wait
+// out the start timeout for an answer that already came: each client gets
+// the child's own error at once, in both eras.
+func TestChildAnsweringErrorsIsPassedOn(t *testing.T) {
+	logs := &syncBuffer{}
+	h, err := New(Config{
+		Command:        testChild(testChildEnv + "=refuse"),
+		Logger:         zerolog.New(io.MultiWriter(logs, testmain.TestLog{T: t})).Level(zerolog.DebugLevel),
+		TerminateDelay: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start()
+	url := httptestServer(t, h) + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name, body string
+		hdr        map[string]string
+	}{
+		{"2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`, modernHeaders("tools/list", "")},
+		{"2025", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil},
+	} {
+		began := time.Now()
+		code, body, err := post(ctx, url, tc.body, tc.hdr)
+		took := time.Since(began)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		t.Logf("%s: %d in %v", tc.name, code, took.Round(time.Millisecond))
+		if !strings.Contains(string(body), "API key not configured") {
+			t.Errorf("%s: %d %s; want the child's own error", tc.name, code, body)
+		}
+		if took > 5*time.Second {
+			t.Errorf("%s: answered after %v, want at once (well within 5s)", tc.name, took)
+		}
+	}
+	if !strings.Contains(logs.String(), "both answered with errors") {
+		t.Errorf("the verdict does not say the child answered errors:\n%s", logs)
+	}
+}

@@ -45,6 +45,9 @@ func runTestChild() int {
 		fmt.Fprintln(os.Stderr, "usage: test-server --root DIR")
 		return 2
 	}
+	if os.Getenv(testChildEnv) == "refuse" { // up, answering every request with an error
+		return refuseAll()
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -180,6 +183,24 @@ func runTestChild() int {
 		default:
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
 		}
+	}
+	return 0
+}
+
+// refuseAll answers every request with a JSON-RPC error, as a server that
+// lacks its configuration does (or a --config remote entry whose remote
+// refuses the bridge).
+func refuseAll() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"refused: API key not configured"}}`+"\n", m.ID)
 	}
 	return 0
 }
