@@ -15,6 +15,9 @@ import (
 // client on its route as soon as it answers (within 17 s of the start),
 // with the default start timeout; its /readyz says 503, then 200.
 func TestGatewaySlowServerRoute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a child 12 s slow to start; scripts/test.sh --quick leaves it to the full run")
+	}
 	file := fmt.Sprintf(`{"mcpServers": {"slow": {"command": %q, "args": ["-start-delay", "12s"]}}}`, bins["memos"])
 	began := time.Now()
 	gw := startGateway(t, file)

@@ -51,6 +51,9 @@ func readyStatus(t *testing.T, base string) int {
 // verdict is logged with how it was decided and how long it took. The same
 // for a legacy-only child, which the bridge translates for.
 func TestSlowChildStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a child 12 s slow to start; scripts/test.sh --quick leaves it to the full run")
+	}
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -53,6 +53,9 @@ func TestServeEvictsAbandonedSessions(t *testing.T) {
 // at once waits for it; /readyz says 503, then 200; the probe's verdict
 // is logged and no probe process is logged as a child that exited.
 func TestServeSlowChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a child 12 s slow to start; scripts/test.sh --quick leaves it to the full run")
+	}
 	addr := freePort(t)
 	began := time.Now()
 	p := startBridgeProc(t, "serve", "--listen", addr, "--", bin["memos"], "-start-delay", "12s")
