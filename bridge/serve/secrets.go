@@ -5,20 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/secretenv"
 )
 
 // ErrTokenInChild is returned by New when the child's command line carries
 // an inbound bearer token.
 var ErrTokenInChild = errors.New("serve: the child's command line contains an --auth-token value (or a token of --auth-token-file)")
-
-// secretEnv are the variables through which the bridge itself receives
-// credentials: the inbound token serve checks, the outbound token connect
-// sends and the introspection client's credentials of an OAuth resource
-// server. A child inherits the bridge's environment, and a server that
-// echoes its environment (server-everything's get-env tool does) would
-// hand them to any caller.
-var secretEnv = []string{"MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN",
-	"MCP_BRIDGE_INTROSPECTION_CLIENT_ID", "MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET"}
 
 // command returns a fresh child command whose environment holds no
 // credential of the bridge's. It is the one place every child (shared,
@@ -41,10 +34,12 @@ func scrubEnv(env, tokens []string) []string {
 next:
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		for _, s := range secretEnv {
-			if envNameEqual(name, s) {
-				continue next
-			}
+		// The bridge's own credential variables (a child inherits the
+		// bridge's environment, and a server that echoes its environment,
+		// as server-everything's get-env does, would hand them to any
+		// caller).
+		if secretenv.Is(name) {
+			continue next
 		}
 		for _, t := range tokens {
 			if strings.Contains(val, t) {

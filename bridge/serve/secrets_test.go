@@ -41,12 +41,15 @@ func TestChildEnvironmentHasNoToken(t *testing.T) {
 	const in, out = "inbound-s3cret-tok", "outbound-s3cret-tok"
 	t.Setenv("MCP_BRIDGE_AUTH_TOKEN", in)
 	t.Setenv("MCP_BRIDGE_BEARER_TOKEN", out)
+	t.Setenv("MCP_BRIDGE_OAUTH_CLIENT_SECRET", "oauth-client-s3cret")
+	t.Setenv("MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET", "introspection-s3cret")
 	b := startBridge(t, Config{AuthToken: in, Command: testChild("COPY_OF_TOKEN=" + in)})
 	check := func(where, env string) {
 		if !strings.Contains(env, testChildEnv+"=legacy") {
 			t.Fatalf("%s: not the test child's environment:\n%s", where, env)
 		}
-		for _, bad := range []string{in, out, "MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN", "COPY_OF_TOKEN"} {
+		for _, bad := range []string{in, out, "MCP_BRIDGE_AUTH_TOKEN", "MCP_BRIDGE_BEARER_TOKEN", "COPY_OF_TOKEN",
+			"oauth-client-s3cret", "introspection-s3cret"} {
 			if strings.Contains(env, bad) {
 				t.Errorf("%s: the child's environment holds %s", where, bad)
 			}

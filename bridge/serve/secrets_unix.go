@@ -4,8 +4,5 @@ package serve
 
 import "os"
 
-// envNameEqual compares variable names as the platform does.
-func envNameEqual(a, b string) bool { return a == b }
-
 // groupOrWorldReadable: a token file others can read (chmod 600 it).
 func groupOrWorldReadable(m os.FileMode) bool { return m.Perm()&0o077 != 0 }

@@ -3,6 +3,8 @@ package teamconfig
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/secretenv"
 )
 
 // expand replaces ${VAR} and ${VAR:-default} in s with values from
@@ -57,18 +59,6 @@ func validVar(name string) bool {
 	return true
 }
 
-// SecretVars are the environment variables through which the bridge
-// receives its own credentials: the inbound tokens serve checks, the
-// introspection client of its OAuth resource server, and connect's
-// outbound token and OAuth client secret.
-var SecretVars = []string{
-	"MCP_BRIDGE_AUTH_TOKEN",
-	"MCP_BRIDGE_INTROSPECTION_CLIENT_ID",
-	"MCP_BRIDGE_INTROSPECTION_CLIENT_SECRET",
-	"MCP_BRIDGE_BEARER_TOKEN",
-	"MCP_BRIDGE_OAUTH_CLIENT_SECRET",
-}
-
 // minSecretValue is the shortest credential value searched for in a
 // child's fields: a shorter one ("1", "x") would match innocent
 // arguments, and is no secret anyone relies on.
@@ -79,11 +69,11 @@ const minSecretValue = 8
 // credentials must not get there: a child (and, through argv, every
 // local user) would hold them, and a server that echoes its environment
 // or arguments would hand them to any caller. So a reference to one of
-// SecretVars is refused, and so is a result that contains the value of
+// secretenv.Vars is refused, and so is a result that contains the value of
 // one of them (an operator's own copy of the secret in another variable,
 // or written out in the file).
 func expandForChild(s string, lookup func(string) (string, bool)) (string, error) {
-	for _, name := range SecretVars {
+	for _, name := range secretenv.Vars {
 		if refersTo(s, name) {
 			return "", fmt.Errorf("${%s} is a credential of the bridge itself and is not given to a child (its command line and environment are readable by it, and argv by every local user); give the child a credential of its own", name)
 		}
@@ -92,7 +82,7 @@ func expandForChild(s string, lookup func(string) (string, bool)) (string, error
 	if err != nil {
 		return "", err
 	}
-	for _, name := range SecretVars {
+	for _, name := range secretenv.Vars {
 		v, _ := lookup(name)
 		for _, secret := range strings.Split(v, ",") { // MCP_BRIDGE_AUTH_TOKEN holds a list
 			secret = strings.TrimSpace(secret)
