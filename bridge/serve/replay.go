@@ -368,7 +368,7 @@ func (s *session) primes() bool {
 // stream returns.
 func (s *session) stream(r *http.Request, rsp *responder, sk *sink, after func()) {
 	if s.sse != nil {
-		s.sse.accepted(rsp, sk, after)
+		s.sse.accepted(rsp)
 		return
 	}
 	h := s.t.h

@@ -247,7 +247,14 @@ func (c *sseConn) bind(s *session) {
 	s.mu.Lock()
 	s.get = c.sink
 	s.attached++
+	// What its child sent before the session was in the table (an own
+	// child starts first) waited in the backlog, as for a GET to come.
+	backlog := s.backlog
+	s.backlog, s.backlogLen = nil, 0
 	s.mu.Unlock()
+	for _, m := range backlog {
+		c.sink.push(m, false)
+	}
 	if closed { // the client left while the session started
 		s.end("SSE stream closed")
 	}
@@ -266,8 +273,11 @@ func (s *session) callSink(want int) *sink {
 	return sk
 }
 
-// accepted answers the POST of a request whose answers go on the stream.
-func (c *sseConn) accepted(rsp *responder, sk *sink, after func()) {
+// accepted answers the POST of a request whose answers go on the stream
+// (through its sink, which forwards there: callSink). The request's
+// telemetry ends with the POST, as the access log's line does: the
+// transport has no response of the request's own to measure.
+func (c *sseConn) accepted(rsp *responder) {
 	rsp.w.WriteHeader(http.StatusAccepted)
 }
 

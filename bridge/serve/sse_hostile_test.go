@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,18 @@ func TestSSEForeignSession(t *testing.T) {
 	}
 	if ev := a.next(t); !strings.Contains(ev[1], `"memo_list_memos"`) {
 		t.Errorf("owner's answer %q", ev)
+	}
+	// Origin checks apply to the stream as to /mcp (DNS rebinding).
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer token-a")
+	req.Header.Set("Origin", "https://evil.example")
+	oresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oresp.Body.Close()
+	if oresp.StatusCode != 403 {
+		t.Errorf("GET /sse from a foreign Origin: %d, want 403", oresp.StatusCode)
 	}
 	// A second initialize on the same stream is refused.
 	if st, body := ssePost(t, a.message, sseInit, bearer("token-a")); st != 400 {
