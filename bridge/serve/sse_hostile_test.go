@@ -25,6 +25,11 @@ func TestSSEForeignSession(t *testing.T) {
 	defer cancel()
 	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 	a := openRawSSE(t, ctx, b.srv.URL, "/sse", bearer("token-a"))
+	// Before A initializes, B cannot make A's stream carry a session of
+	// B's.
+	if st, body := ssePost(t, a.message, sseInit, bearer("token-b")); st != 404 {
+		t.Errorf("token B initializing on A's stream: %d %s, want 404", st, body)
+	}
 	initRaw(t, a, bearer("token-a"))
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	if st, body := ssePost(t, a.message, list, bearer("token-b")); st != 404 {
