@@ -8,12 +8,17 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
+// The aggregate's HTTP+SSE transport: next to AggregatePath, as serve
+// places it.
+const aggregateSSE, aggregateMessage = "/sse", "/message"
+
 // metadataPrefix is where RFC 9728 protected-resource metadata lives; a
 // server's own is at metadataPrefix + its path.
 const metadataPrefix = "/.well-known/oauth-protected-resource"
 
 // ServeHTTP routes /servers/<name>/mcp (and the server's RFC 9728
-// metadata path) to the server's Handler, /servers/<name>/readyz to its
+// metadata path, and its HTTP+SSE paths /servers/<name>/sse and
+// /servers/<name>/message) to the server's Handler, /servers/<name>/readyz to its
 // readiness, and answers /healthz and /readyz for the whole gateway.
 // Anything else, an unknown server's or a disabled one's path included, is
 // a 404 with a JSON-RPC error body.
@@ -27,7 +32,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/readyz":
 		g.serveReady(w)
 		return
-	case AggregatePath, metadataPrefix, metadataPrefix + AggregatePath:
+	case AggregatePath, aggregateSSE, aggregateMessage, metadataPrefix, metadataPrefix + AggregatePath:
 		g.mu.RLock()
 		agg := g.agg
 		g.mu.RUnlock()
@@ -83,7 +88,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.URL.Path = "/readyz"
 		rt.h.ServeHTTP(w, r2)
 		return
-	case rest != "mcp":
+	case rest != "mcp" && rest != "sse" && rest != "message":
+		// sse and message: the server's HTTP+SSE transport (serve's
+		// sse.go), whose Handler answers 404 itself when it is off.
 		notFound(w, "no MCP endpoint at this path; servers are at /servers/<name>/mcp")
 		return
 	}

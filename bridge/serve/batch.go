@@ -55,7 +55,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 			requests++
 		}
 	}
-	sk := t.h.newSink(requests)
+	sk := s.callSink(requests)
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Kind {

@@ -49,6 +49,14 @@ type Config struct {
 	// Path is the MCP endpoint. If empty, "/mcp".
 	Path string
 
+	// SSEPath is where the legacy HTTP+SSE transport (2024-11-05) opens
+	// its streams; its POSTs go to "message" in the same directory (sse.go).
+	// If empty, "sse" next to Path: /mcp gives /sse and /message,
+	// /servers/x/mcp gives /servers/x/sse and /servers/x/message.
+	SSEPath string
+	// NoSSE turns the HTTP+SSE transport off: only Path is served.
+	NoSSE bool
+
 	// AuthToken, if set, is the bearer token every MCP request must carry.
 	AuthToken string
 

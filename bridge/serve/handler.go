@@ -65,6 +65,7 @@ type Handler struct {
 	spawnMu    sync.Mutex
 	spawnDone  bool            // Close waits on wg: spawn adds nothing more
 	detached   detachedStreams // streams served off net/http (detach.go)
+	sse        sseConns        // the HTTP+SSE transport's streams (sse.go)
 }
 
 // spawn runs f on a goroutine counted in h.wg, unless Close has begun to
@@ -117,6 +118,9 @@ func New(cfg Config) (*Handler, error) {
 	h.principals.h = h
 	h.sessions = newSessionTable(h)
 	h.warm = newWarmPool(h)
+	if err := h.sse.init(&h.cfg); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -182,7 +186,7 @@ func (h *Handler) Close() error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Health probes are neither logged nor counted: they are the load
 	// balancer's, many and uninteresting.
-	if (h.tel != nil || h.accessLog) && r.URL.Path == h.cfg.path() {
+	if (h.tel != nil || h.accessLog) && (r.URL.Path == h.cfg.path() || h.isSSEPath(r.URL.Path)) {
 		h.serveObserved(w, r)
 		return
 	}
@@ -203,6 +207,9 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case h.cfg.path():
 	default:
+		if h.isSSEPath(r.URL.Path) {
+			break // the HTTP+SSE transport's (sse.go), behind the same checks
+		}
 		if h.isMetadataPath(r.URL.Path) {
 			h.cfg.Auth.ServeMetadata(w, r)
 			return
@@ -218,6 +225,10 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.refused(w, r) {
+		return
+	}
+	if r.URL.Path != h.cfg.path() {
+		h.serveSSE(w, r)
 		return
 	}
 	switch r.Method {
@@ -318,6 +329,10 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 	// a message whose _meta names a protocol version is modern; everything
 	// else belongs to a legacy session.
 	if m.IsModern() {
+		if sseOf(r) != nil {
+			writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request: the HTTP+SSE transport carries handshake-era sessions; send 2026-07-28 requests to "+h.cfg.path(), nil)
+			return
+		}
 		h.serveModern(w, r, &m)
 		return
 	}

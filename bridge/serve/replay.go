@@ -367,6 +367,10 @@ func (s *session) primes() bool {
 // then called when the stream ends, on the stream's goroutine, else before
 // stream returns.
 func (s *session) stream(r *http.Request, rsp *responder, sk *sink, after func()) {
+	if s.sse != nil {
+		s.sse.accepted(rsp)
+		return
+	}
 	h := s.t.h
 	st := s.replay.open(sk, true)
 	rsp.resumable(s.replay, st, s.primes())

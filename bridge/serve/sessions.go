@@ -56,6 +56,10 @@ type session struct {
 
 	replay *replayLog // nil: resumability disabled
 
+	// sse is the HTTP+SSE stream the session was initialized on (sse.go);
+	// nil for a Streamable HTTP session.
+	sse *sseConn
+
 	// owner is the principal that initialized the session; a request of
 	// another one does not find it. Security best practices (session
 	// hijacking): "MCP servers SHOULD bind session IDs to user-specific
@@ -143,8 +147,10 @@ func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []b
 		return nil
 	}
 	s := t.lookup(sid)
-	if s != nil && s.owner.key != t.h.guard.principal(r).key {
-		s = nil // another principal's: as good as not there
+	if s != nil && (s.owner.key != t.h.guard.principal(r).key || s.sse != sseOf(r)) {
+		// Another principal's, or one of the other transport: as good as
+		// not there.
+		s = nil
 	}
 	if s == nil {
 		// "MUST respond to requests containing that session ID with HTTP 404".
@@ -246,8 +252,12 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	defer func() {
 		if t.lookup(s.id) == nil {
 			s.replay.close()
+			s.sse.unadopt(s)
 		}
 	}()
+	if !t.h.adoptSSE(w, r, m, s) {
+		return
+	}
 	context.AfterFunc(r.Context(), s.detach)
 	lc := t.h.log.With().Str("session", s.id[len(s.id)-32:][:8])
 	if s.owner != (Principal{}) {
@@ -320,6 +330,9 @@ func (t *sessionTable) add(s *session) {
 	t.mu.Lock()
 	t.byID[s.id] = s
 	t.mu.Unlock()
+	if s.sse != nil {
+		s.sse.bind(s)
+	}
 }
 
 func (s *session) attach() {
@@ -358,7 +371,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 // with whatever the child sends while it is pending, back on the POST.
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
-	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: h.newSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != "", op: opOf(w)}
+	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: s.callSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != "", op: opOf(w)}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}

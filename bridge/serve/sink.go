@@ -26,6 +26,11 @@ type sink struct {
 	overrun bool
 	abort   func()                   // ends a write blocked on the client; set by the pump
 	ev      atomic.Pointer[evStream] // a stream served by events: kicked on every change
+	// to, if set, is the stream that carries what is pushed here: the
+	// sink keeps its own count of expected responses and its end, but
+	// queues nothing and is charged nothing itself (an HTTP+SSE session's
+	// calls all answer on its one stream: sse.go).
+	to *sink
 
 	charged int64     // held: queued plus taken and not yet written (lim.mu)
 	cutting bool      // picked to be cut (lim.mu)
@@ -44,6 +49,13 @@ func (s *sink) push(msg []byte, final bool) bool {
 	if s.closed || s.want == 0 {
 		s.mu.Unlock()
 		return false
+	}
+	if s.to != nil {
+		if final && s.want > 0 {
+			s.want--
+		}
+		s.mu.Unlock()
+		return s.to.push(msg, false)
 	}
 	ok, victims := s.lim.charge(s, len(msg))
 	if !ok {

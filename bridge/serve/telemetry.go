@@ -61,8 +61,21 @@ func (o *obsWriter) Write(b []byte) (int, error) {
 
 // opOf returns the Op of the request w answers, if it is observed.
 func opOf(w http.ResponseWriter) *telemetry.Op {
-	if o, ok := w.(*obsWriter); ok {
+	if o := obsOf(w); o != nil {
 		return o.op
+	}
+	return nil
+}
+
+// obsOf returns the obsWriter of the request w answers, if it is observed:
+// w itself, or one that w wraps (an HTTP+SSE POST's, sse.go).
+func obsOf(w http.ResponseWriter) *obsWriter {
+	switch v := w.(type) {
+	case *obsWriter:
+		return v
+	case *sseReply:
+		o, _ := v.w.(*obsWriter)
+		return o
 	}
 	return nil
 }
@@ -164,7 +177,7 @@ var (
 // With neither tracing nor a traceparent header it returns m untouched and
 // allocates nothing.
 func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
-	o, _ := w.(*obsWriter)
+	o := obsOf(w)
 	if o != nil {
 		o.method = m.Method
 		if m.Method == "tools/call" {
@@ -217,7 +230,7 @@ func (h *Handler) traced(o *obsWriter, r *http.Request, m *wire.Message) (*telem
 // each gets its own span and duration, as it would sent alone, ended with
 // the HTTP request that carried them. It returns the message to relay.
 func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire.Message) (*telemetry.Op, *wire.Message) {
-	o, _ := w.(*obsWriter)
+	o := obsOf(w)
 	if o != nil {
 		o.method = "batch" // the access log's line is the HTTP request's
 	}

@@ -31,7 +31,7 @@ func TestVersions(t *testing.T) {
 			t.Errorf("PickModern(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	for in, want := range map[string]string{"2025-06-18": "2025-06-18", "2025-03-26": "2025-03-26", "2024-11-05": Legacy, "1999-01-01": Legacy, "": Legacy} {
+	for in, want := range map[string]string{"2025-06-18": "2025-06-18", "2025-03-26": "2025-03-26", "2024-11-05": "2024-11-05", "1999-01-01": Legacy, "": Legacy} {
 		if got := NegotiateLegacy(in); got != want {
 			t.Errorf("NegotiateLegacy(%q) = %q, want %q", in, got, want)
 		}

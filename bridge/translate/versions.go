@@ -16,8 +16,9 @@ const Modern = "2026-07-28"
 const Legacy = "2025-11-25"
 
 // legacyVersions are the handshake-era revisions, newest first. The bridge
-// speaks the first three in a handshake of its own; 2024-11-05 is only
-// accepted as a session's header value.
+// speaks each in a handshake of its own: 2024-11-05 is the era of the
+// HTTP+SSE transport (serve's /sse), whose clients may ask for nothing
+// newer.
 var legacyVersions = [...]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // IsModern reports whether v names a per-request-metadata revision.
@@ -30,7 +31,7 @@ func IsLegacy(v string) bool { return slices.Contains(legacyVersions[:], v) }
 // SpeaksLegacy reports whether the bridge can hold a handshake at v: "If
 // the server supports the requested protocol version, it MUST respond with
 // the same version" (2025-11-25 lifecycle §Version Negotiation).
-func SpeaksLegacy(v string) bool { return slices.Contains(legacyVersions[:3], v) }
+func SpeaksLegacy(v string) bool { return slices.Contains(legacyVersions[:], v) }
 
 // NegotiateLegacy picks the version a legacy peer gets: its own when the
 // bridge speaks it, else the newest ("Otherwise, the server MUST respond

@@ -25,6 +25,7 @@ var adoptOrphans bool
 type serveFlags struct {
 	listen, path, sessionMode, childProto, childPer string
 	replicaID, config                               string
+	ssePath                                         string
 	drainDelay                                      time.Duration
 	allowUnauth                                     bool
 	origins, authTokens                             []string
@@ -55,6 +56,7 @@ func serveFlagSet(f *serveFlags, out io.Writer) *pflag.FlagSet {
 	f.maxBody, f.maxMessage, f.maxBuffered, f.replay = 32<<20, 32<<20, 256<<20, 4<<20
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen `address` (host:port; \":8080\" binds loopback, 0.0.0.0:8080 every interface); off loopback a token is required")
 	fs.StringVar(&f.path, "path", "/mcp", "MCP endpoint `path`")
+	fs.StringVar(&f.ssePath, "sse-path", "/sse", "legacy HTTP+SSE (2024-11-05) stream `path`; its POSTs go to \"message\" in the same directory (/sse: /message); \"\" turns the transport off")
 	fs.StringVar(&f.config, "config", "", "serve every server of an mcpServers JSON `file` at /servers/<name>/mcp instead of one COMMAND (SIGHUP re-reads it; docs/teams.md)")
 	fs.StringArrayVar(&f.authTokens, "auth-token", nil, "bearer `token` clients must send; repeatable, each token is its own principal (env MCP_BRIDGE_AUTH_TOKEN, comma-separated; prefer it: argv is visible to other local users)")
 	fs.BoolVar(&f.allowUnauth, "allow-unauthenticated", false, "allow a non-loopback --listen without --auth-token")
@@ -135,6 +137,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopTelemetry()
 	cfg.Telemetry = tel
 	cfg.Path = f.path
+	cfg.SSEPath = f.ssePath
 	cfg.Command = func() *exec.Cmd {
 		cmd := exec.Command(path, child[1:]...)
 		cmd.Args[0] = child[0]
@@ -156,7 +159,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	orphans := adopt(log)
 	h.Start()
 	defer f.auth.watch(h, log)()
-	log.Info().Str("url", baseURL(ln, certs)+f.path).Strs("command", child).
+	sseURL := ""
+	if p, _ := h.SSEPaths(); p != "" {
+		sseURL = baseURL(ln, certs) + p
+	}
+	log.Info().Str("url", baseURL(ln, certs)+f.path).Str("sse_url", sseURL).Strs("command", child).
 		Int("auth_tokens", cfg.TokenCount()).Str("child_per", f.childPer).Msg("mcp-bridge serving")
 
 	sigs := make(chan os.Signal, 2)

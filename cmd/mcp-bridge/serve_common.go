@@ -72,6 +72,7 @@ func (f *serveFlags) baseConfig(listen string, log zerolog.Logger) (serve.Config
 		MaxInflight:        f.maxInflight,
 		ChildWriteTimeout:  offIfZero(f.childWriteTimeout),
 		ReplicaID:          f.replicaID,
+		NoSSE:              f.ssePath == "",
 		Logger:             log,
 		AccessLog:          true,
 	}, nil

@@ -33,6 +33,9 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 			return usagef("serve: --%s does not apply with --config: each server is at /servers/<name>/mcp", name)
 		}
 	}
+	if f.ssePath != "" && fs.Changed("sse-path") {
+		return usagef("serve: with --config each server's HTTP+SSE stream is at /servers/<name>/sse (the aggregate's at /sse): --sse-path can only be \"\" (off)")
+	}
 	log, err := f.log.logger(stderr)
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ func TestServeConfigUsage(t *testing.T) {
 	}{
 		{[]string{"serve", "--config", good, "--", "memos"}, exitUsage, "--config and -- COMMAND are exclusive"},
 		{[]string{"serve", "--config", good, "--path", "/x"}, exitUsage, "--path does not apply with --config"},
+		{[]string{"serve", "--config", good, "--sse-path", "/x/sse"}, exitUsage, "--sse-path can only be"},
 		{[]string{"serve", "--config", bad}, exitFailure, "environment variable MCP_BRIDGE_TEST_UNSET_VAR is not set"},
 		{[]string{"serve", "--config", filepath.Join(dir, "missing.json")}, exitFailure, "missing.json"},
 		{[]string{"serve", "--config", good, "--listen", "0.0.0.0:0"}, exitUsage, "reachable from other machines"},

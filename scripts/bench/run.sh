@@ -7,7 +7,10 @@
 #
 #   all       serve and connect (default)
 #   serve     stdio server → HTTP: mcp-bridge serve, supergateway 4.0.0
-#             (--stateful and stateless), mcp-proxy 6.7.19, and the floors
+#             (--stateful and stateless), mcp-proxy 6.7.19, and the floors;
+#             the HTTP+SSE transport (2024-11-05) of serve and supergateway
+#             (--outputTransport sse) beside them: one session, every
+#             answer on its one stream
 #             (loadgen ↔ echo over a pipe; a bare net/http echo handler)
 #   connect   HTTP server → stdio: mcp-bridge connect, mcp-remote 0.15.1,
 #             supergateway --streamableHttp, and the floor (loadgen POSTing
@@ -62,7 +65,7 @@ for a in "$@"; do
 	--quick) quick=1 ;;
 	--skip-npm) npm=0 ;;
 	-h | --help)
-		sed -n '2,47p' "$0"
+		sed -n '2,50p' "$0"
 		exit 0
 		;;
 	*)
@@ -132,7 +135,7 @@ NM=$BENCH/node_modules
 # selected ID: whether --only lets configuration ID run
 selected() { [ -z "$only" ] || [[ $1 =~ $only ]]; }
 peers=0
-for id in serve.sg-stateful serve.sg-stateless serve.mcp-proxy connect.mcp-remote connect.sg-streamable; do
+for id in serve.sg-stateful serve.sg-stateless serve.sg-sse serve.mcp-proxy connect.mcp-remote connect.sg-streamable; do
 	selected "$id" && peers=1
 done
 case $what in profile | streams) peers=0 ;; esac
@@ -205,6 +208,10 @@ run_serve() {
 	fi
 	p=$(port)
 	suite serve.bridge-legacy "mcp-bridge serve (2025 session)" serve bridge "${C[@]}" -era legacy -url "http://127.0.0.1:$p/mcp" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn -- "$ECHO"
+	p=$(port)
+	suite serve.bridge-sse "mcp-bridge serve (HTTP+SSE, 2024-11-05)" serve bridge "${C[@]}" -transport sse -era legacy -url "http://127.0.0.1:$p/sse" -- "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level warn -- "$ECHO"
+	p=$(port)
+	suite serve.sg-sse "supergateway --outputTransport sse" serve peer "${C[@]}" -transport sse -era legacy -url "http://127.0.0.1:$p/sse" -- node "$NM/supergateway/dist/index.js" --stdio "$ECHO" --outputTransport sse --port "$p" --logLevel none
 	p=$(port)
 	suite serve.sg-stateful "supergateway --stateful" serve peer "${C[@]}" -era legacy -url "http://127.0.0.1:$p/mcp" -- node "$NM/supergateway/dist/index.js" --stdio "$ECHO" --outputTransport streamableHttp --stateful --port "$p" --logLevel none
 	p=$(port)

@@ -97,7 +97,7 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.transport, "transport", "http", "http or stdio")
+	fs.StringVar(&c.transport, "transport", "http", "http, stdio or sse (HTTP+SSE, 2024-11-05: -url is the stream, always a session)")
 	fs.StringVar(&c.era, "era", "modern", "modern (2026-07-28, stateless) or legacy (2025-11-25 session)")
 	fs.StringVar(&c.url, "url", "", "http: the MCP endpoint, e.g. http://127.0.0.1:8080/mcp")
 	fs.IntVar(&c.size, "size", 128, "result size in bytes (text returned by echo)")
@@ -110,12 +110,12 @@ func (c *common) check(cmd []string) error {
 	switch {
 	case c.era != "modern" && c.era != "legacy":
 		return fmt.Errorf("-era %q: want modern or legacy", c.era)
-	case c.transport == "http" && c.url == "":
-		return fmt.Errorf("-transport http needs -url")
+	case (c.transport == "http" || c.transport == "sse") && c.url == "":
+		return fmt.Errorf("-transport %s needs -url", c.transport)
 	case c.transport == "stdio" && len(cmd) == 0:
 		return fmt.Errorf("-transport stdio needs a command after --")
-	case c.transport != "http" && c.transport != "stdio":
-		return fmt.Errorf("-transport %q: want http or stdio", c.transport)
+	case c.transport != "http" && c.transport != "stdio" && c.transport != "sse":
+		return fmt.Errorf("-transport %q: want http, stdio or sse", c.transport)
 	}
 	return nil
 }
@@ -152,6 +152,13 @@ func runCmd(ctx context.Context, args []string) error {
 	switch c.transport {
 	case "stdio":
 		sc, err := load.StartStdio(cmd, c.env, c.log, c.era == "legacy")
+		if err != nil {
+			return err
+		}
+		defer sc.Close()
+		caller = sc
+	case "sse":
+		sc, err := load.StartSSE(ctx, &http.Client{Transport: load.NewTransport(*conc)}, c.url)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // ts-v1-client: a real @modelcontextprotocol/sdk 1.32.2 Client (the 2025-era
 // TypeScript SDK most hosts embed) driving an MCP server through
-//   --url URL                     StreamableHTTPClientTransport (e.g. mcp-bridge serve)
+//   --url URL                     StreamableHTTPClientTransport (e.g. mcp-bridge serve); with
+//                                 --transport sse, SSEClientTransport (the 2024-11-05 HTTP+SSE
+//                                 transport: URL is the SSE endpoint, e.g. serve's /sse)
 //   --command CMD [-- ARG...]     StdioClientTransport (e.g. mcp-bridge connect URL)
 // It declares the sampling and elicitation capabilities and answers them
 // (sampling: a fixed assistant text; elicitation: accept with content that
@@ -34,6 +36,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
     CreateMessageRequestSchema,
@@ -63,6 +66,7 @@ import { callNamed, cancelCall, elicitation, listTools, progressCalls, sampling 
 
 const { values: f, positionals } = parseFlags({
     url: { type: 'string' },
+    transport: { type: 'string', default: 'streamable-http' },
     command: { type: 'string' },
     timeout: { type: 'string', default: '60000' },
     'request-timeout': { type: 'string', default: '20000' },
@@ -148,8 +152,11 @@ let activeTransport;
 let child = { closing() {} };
 
 async function connect() {
-    const transports = { Http: StreamableHTTPClientTransport, Stdio: StdioClientTransport };
+    if (f.transport !== 'streamable-http' && f.transport !== 'sse') throw new Error(`--transport ${f.transport}: want streamable-http or sse`);
+    const Http = f.transport === 'sse' ? SSEClientTransport : StreamableHTTPClientTransport;
+    const transports = { Http, Stdio: StdioClientTransport };
     const { transport, child: c } = await connectTransport(client, transports, f, positionals, stats, run.summary, reqTimeout);
+    if (f.url && f.transport === 'sse') run.summary.transport = 'sse';
     activeTransport = transport;
     child = c;
     return {

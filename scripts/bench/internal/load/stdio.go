@@ -4,6 +4,7 @@ package load
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,8 +23,13 @@ import (
 type StdioCaller struct {
 	Legacy bool
 
-	proc *Proc
-	in   io.WriteCloser
+	proc *Proc // nil for an HTTP+SSE stream (sse.go)
+	in   io.Closer
+	// post, if set, sends each message instead of the pipe (HTTP+SSE:
+	// a POST to the endpoint's URL); sse: the lines read are SSE, and a
+	// message is a "data: " line.
+	post func(msg []byte) error
+	sse  bool
 
 	wmu sync.Mutex
 	w   *bufio.Writer
@@ -75,6 +81,9 @@ func StartStdio(argv, env []string, logPath string, legacy bool) (*StdioCaller, 
 func (c *StdioCaller) Proc() *Proc { return c.proc }
 
 func (c *StdioCaller) send(msg []byte) error {
+	if c.post != nil {
+		return c.post(msg)
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.w.Write(msg)
@@ -83,7 +92,10 @@ func (c *StdioCaller) send(msg []byte) error {
 }
 
 func (c *StdioCaller) read(stdout io.Reader) {
-	r := bufio.NewReaderSize(stdout, 256<<10)
+	r, ok := stdout.(*bufio.Reader)
+	if !ok {
+		r = bufio.NewReaderSize(stdout, 256<<10)
+	}
 	var (
 		err     error
 		scratch []byte
@@ -93,6 +105,9 @@ func (c *StdioCaller) read(stdout io.Reader) {
 		line, err = readLine(r, &scratch)
 		if err != nil {
 			break
+		}
+		if c.sse {
+			line = bytes.TrimPrefix(line, []byte("data: "))
 		}
 		if len(line) == 0 {
 			continue
@@ -211,6 +226,10 @@ func (c *StdioCaller) Call(ctx context.Context, s Spec) (Outcome, error) {
 // its whole process group) if it does not exit within grace.
 func (c *StdioCaller) Close() error {
 	c.in.Close()
+	if c.proc == nil {
+		<-c.done
+		return nil
+	}
 	c.proc.Wait(3 * time.Second)
 	return c.proc.Stop(2 * time.Second)
 }

@@ -23,7 +23,7 @@ type SuiteConfig struct {
 	Name      string   // label in the results
 	Group     string   // "serve" or "connect"
 	Role      string   // "bridge", "peer" or "floor"
-	Transport string   // "http" or "stdio"
+	Transport string   // "http", "stdio" or "sse" (HTTP+SSE, 2024-11-05: URL is the stream)
 	Legacy    bool     // 2025-era handshake and session instead of 2026-07-28
 	URL       string   // http: the MCP endpoint
 	Spawn     []string // http: a server to start first; stdio: the child to talk to
@@ -140,6 +140,23 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (res SuiteResult) {
 		}
 		defer hc.Close()
 		caller = hc
+	case "sse":
+		if len(cfg.Spawn) == 0 {
+			return fail("-transport sse needs the server to start")
+		}
+		p, err := StartProc(cfg.Spawn, cfg.Env, cfg.Log)
+		if err != nil {
+			return fail("start: %v", err)
+		}
+		proc = p
+		defer p.Stop(3 * time.Second)
+		sc, d, err := firstSSEAnswer(ctx, client, cfg, p)
+		if err != nil {
+			return fail("first call: %v", err)
+		}
+		defer sc.Close()
+		res.StartupMs = ms(d)
+		caller = sc
 	default:
 		return fail("unknown transport %q", cfg.Transport)
 	}

@@ -436,10 +436,11 @@ export class Runner {
 export function stdioParams(f, positionals) {
     const stderr = f['stderr-file'] ? openSync(f['stderr-file'], 'a') : 'inherit';
     // PATH etc. come from the SDK's default environment; pass what the
-    // bridge may need besides (GORACE for -race builds, MCP_BRIDGE_*).
+    // bridge may need besides (GORACE for -race builds, MCP_BRIDGE_*;
+    // MCP_REMOTE_* for mcp-remote as the child).
     const env = {};
     for (const [k, v] of Object.entries(process.env)) {
-        if (k === 'GORACE' || k.startsWith('MCP_BRIDGE_')) env[k] = v;
+        if (k === 'GORACE' || k.startsWith('MCP_BRIDGE_') || k.startsWith('MCP_REMOTE_')) env[k] = v;
     }
     return { command: f.command, args: positionals, stderr, env };
 }
