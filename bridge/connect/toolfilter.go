@@ -1,6 +1,8 @@
 package connect
 
 import (
+	"time"
+
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -35,4 +37,45 @@ func (b *Bridge) filterTools(body []byte, m *wire.Message) ([]byte, *wire.Messag
 		return fm.Raw, fm
 	}
 	return body, m
+}
+
+// refuseHiddenInBatch answers the calls of hidden tools among the elements
+// of a batch the remote is to get as one POST (passBatch) and returns the
+// batch without them; the rest passes byte for byte. No elements left: no
+// POST.
+func (b *Bridge) refuseHiddenInBatch(raw []byte, elems []wire.Span) ([]byte, []wire.Span) {
+	if b.cfg.ToolFilter == nil {
+		return raw, elems
+	}
+	kept := make([]byte, 0, len(raw))
+	kept = append(kept, '[')
+	n := 0
+	for _, e := range elems {
+		var m wire.Message
+		if wire.Parse(raw[e.Start:e.End], &m) == nil && wire.HiddenCall(&m, b.cfg.ToolFilter) {
+			p := &pending{id: clone(m.IDBytes()), method: m.Method, started: time.Now(), cancel: func() {}}
+			if b.register(p) {
+				b.refuseHidden(p, &m)
+				b.retire(p)
+			}
+			continue
+		}
+		if n > 0 {
+			kept = append(kept, ',')
+		}
+		kept = append(kept, raw[e.Start:e.End]...)
+		n++
+	}
+	if n == len(elems) {
+		return raw, elems
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	kept = append(kept, ']')
+	ks, err := batchElements(kept)
+	if err != nil {
+		return nil, nil
+	}
+	return kept, ks
 }

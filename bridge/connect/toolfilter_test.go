@@ -149,3 +149,32 @@ func TestToolFilter(t *testing.T) {
 		}
 	}
 }
+
+// A 2025-03-26 batch goes to the remote as one POST: a call of a hidden
+// tool in it is answered here and taken out; the rest passes byte for byte.
+func TestToolFilterBatch(t *testing.T) {
+	srv, posted := batchRemote(t)
+	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy, ToolFilter: func(name string) bool { return name != "rm_rf" }})
+	h.send(`[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`)
+	got := map[float64]map[string]any{}
+	for range 3 {
+		m := h.next(10 * time.Second)
+		id, _ := m["id"].(float64)
+		got[id] = m
+	}
+	if got[1]["result"] == nil || got[2]["result"] == nil || !strings.Contains(errorMessage(got[3]), `tool "rm_rf" is not available`) {
+		t.Errorf("answers %v, want results for 1 and 2 and the hidden tool's error for 3", got)
+	}
+	const rest = `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`
+	if bodies := posted(); len(bodies) != 1 || bodies[0] != rest {
+		t.Errorf("remote got %q, want %q", bodies, rest)
+	}
+	// Only hidden calls: nothing is posted.
+	h.send(`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rm_rf"}}]`)
+	if m := h.next(10 * time.Second); m["id"] != float64(4) || !strings.Contains(errorMessage(m), "is not available") {
+		t.Errorf("answer %v, want the hidden tool's error for 4", m)
+	}
+	if n := len(posted()); n != 1 {
+		t.Errorf("remote got %d POSTs, want still 1", n)
+	}
+}
