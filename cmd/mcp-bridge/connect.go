@@ -128,7 +128,11 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for k := range hdr {
 		names = append(names, k)
 	}
-	log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", useOAuth).Msg("mcp-bridge connect")
+	ev := log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", useOAuth)
+	if toolFilter != nil {
+		ev = ev.Strs("tools_allow", f.tools.Allow).Strs("tools_deny", f.tools.Deny)
+	}
+	ev.Msg("mcp-bridge connect")
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = b.Run(ctx, stdin, stdout)
