@@ -21,6 +21,9 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
 		return
 	}
+	if raw, elems = b.refuseHiddenInBatch(raw, elems); len(elems) == 0 {
+		return // all of it answered here
+	}
 	var reqs []*pending
 	var traced [][]byte // with telemetry: each request as it goes out
 	for i, e := range elems {

@@ -70,6 +70,12 @@ type Config struct {
 	// never carry the URL's user info or query, nor header values,
 	// either way.
 	HideRemoteDetail bool
+
+	// ToolFilter, if set, hides the remote's tools it returns false for
+	// (--tools-allow/--tools-deny): they are left out of every tools/list
+	// result, and a tools/call of one is answered with an error without
+	// reaching the remote (toolfilter.go).
+	ToolFilter func(name string) bool
 }
 
 func (c *Config) shutdownTimeout() time.Duration {

@@ -28,6 +28,9 @@ const maxResumes = 5
 // for it. It always ends with exactly one response to the host, unless the
 // host cancelled the request.
 func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
+	if b.refuseHidden(p, m) {
+		return
+	}
 	switch b.currentMode() {
 	case modeLegacyHost:
 		b.lh.relay(ctx, p, m)

@@ -242,6 +242,9 @@ func (b *Bridge) writeFinalOf(p *pending, body []byte, m *wire.Message) {
 		b.log.Debug().Str("method", p.method).RawJSON("id", p.id).Msg("dropping a second answer to a request")
 		return
 	}
+	if p.method == "tools/list" {
+		body, m = b.filterTools(body, m)
+	}
 	b.observeFinal(p, body, m)
 	b.write(body)
 }

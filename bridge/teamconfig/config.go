@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -175,6 +176,16 @@ func (f *ToolFilter) Allowed(name string) bool {
 		}
 	}
 	return false
+}
+
+// Check reports the first glob that is not a valid path.Match pattern.
+func (f *ToolFilter) Check() error {
+	for _, g := range append(slices.Clone(f.Allow), f.Deny...) {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("glob %q: %w", g, err)
+		}
+	}
+	return nil
 }
 
 // validName: server names are URL path segments (/servers/<name>/mcp) and

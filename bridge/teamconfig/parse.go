@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
+
 	"reflect"
 	"slices"
 	"strings"
@@ -377,10 +377,8 @@ func (p *parser) checkOptions(off int64, what string, o *Options) error {
 		return err
 	}
 	if o.Tools != nil {
-		for _, g := range append(slices.Clone(o.Tools.Allow), o.Tools.Deny...) {
-			if _, err := path.Match(g, ""); err != nil {
-				return p.errorf(off, "%s.tools: glob %q: %v", what, g, err)
-			}
+		if err := o.Tools.Check(); err != nil {
+			return p.errorf(off, "%s.tools: %v", what, err)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
@@ -33,6 +34,7 @@ type connectFlags struct {
 	oauth      oauthFlags
 	ca         caFlag
 	telemetry  telemetryFlags
+	tools      teamconfig.ToolFilter
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -58,6 +60,15 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	proto, err := oneOf("--protocol", connect.Protocol(f.protocol), connect.ProtocolAuto, connect.ProtocolModern, connect.ProtocolLegacy)
 	if err != nil {
 		return err
+	}
+	// The globs of a --config file's tools: {allow, deny}, checked and
+	// applied alike.
+	if err := f.tools.Check(); err != nil {
+		return usagef("connect: --tools-allow/--tools-deny: %v", err)
+	}
+	var toolFilter func(string) bool
+	if len(f.tools.Allow)+len(f.tools.Deny) > 0 {
+		toolFilter = f.tools.Allowed
 	}
 	hdr, err := parseHeaders(f.headers, os.LookupEnv)
 	if err != nil {
@@ -107,6 +118,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		ShutdownTimeout: f.shutdown,
 		Logger:          log,
 		Telemetry:       tel,
+		ToolFilter:      toolFilter,
 	})
 	if err != nil {
 		return err
@@ -116,7 +128,11 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for k := range hdr {
 		names = append(names, k)
 	}
-	log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", useOAuth).Msg("mcp-bridge connect")
+	ev := log.Info().Str("url", safeURL(u)).Strs("headers", names).Bool("oauth", useOAuth)
+	if toolFilter != nil {
+		ev = ev.Strs("tools_allow", f.tools.Allow).Strs("tools_deny", f.tools.Deny)
+	}
+	ev.Msg("mcp-bridge connect")
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = b.Run(ctx, stdin, stdout)
@@ -205,6 +221,8 @@ func connectFlagSet(f *connectFlags, out io.Writer) *pflag.FlagSet {
 	fs.IntVar(&f.retries, "retries", 4, "retries of a request that cannot have reached the server (dial error) or got 429/503 (0 disables)")
 	fs.DurationVar(&f.retryWait, "retry-max-wait", 10*time.Second, "longest single wait between retries, Retry-After included")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
+	fs.StringArrayVar(&f.tools.Allow, "tools-allow", nil, "offer only the remote's tools whose name matches this `glob` (repeatable; path.Match: * ? [...])")
+	fs.StringArrayVar(&f.tools.Deny, "tools-deny", nil, "hide the remote's tools whose name matches this `glob`: not listed, calls refused (repeatable; wins over --tools-allow)")
 	f.log.register(fs)
 	f.oauth.register(fs)
 	f.ca.register(fs, caForConnect)
