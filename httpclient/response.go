@@ -67,8 +67,8 @@ type Response struct {
 	ahead     []byte                 // the block after own, read ahead
 	aheadErr  error                  // or the error after own
 	hasAhead  bool
-	truncated bool  // pending ends in an event cut short by a body failure
-	err       error // sticky result once the body is done
+	truncated bool   // pending ends in an event cut short by a body failure
+	err       error  // sticky result once the body is done
 	evName    string // KindSSE: the event name of the last message Next returned
 
 	// feed, if set, replaces the body: the messages of one POST that the
