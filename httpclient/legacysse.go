@@ -37,7 +37,7 @@ type Transport string
 
 const (
 	// TransportAuto is Streamable HTTP, falling back to HTTP+SSE when a
-	// POST without a session gets 404 or 405 and a GET on the same URL
+	// POST without a session gets 400, 404 or 405 and a GET on the same URL
 	// answers an SSE stream whose first event is endpoint.
 	TransportAuto Transport = "auto"
 	// TransportStreamableHTTP is Streamable HTTP only.
@@ -105,18 +105,28 @@ func (c *Client) usingSSE() bool {
 	return c.Transport == TransportSSE || c.sse.chose.Load() == transportChoseSSE
 }
 
-// afterStreamableError decides what a failed Streamable HTTP POST means:
-// a 404 or 405 to a POST outside a session (whose body is not a JSON-RPC
-// answer of the server's own) is what an HTTP+SSE server answers to a POST
-// on its SSE URL ("Cannot POST /sse").
+// afterStreamableError decides what a failed Streamable HTTP POST means.
+// 2025-11-25 transports §Backward Compatibility: if the POST "fails with
+// the following HTTP status codes "400 Bad Request", "404 Not Found" or
+// "405 Method Not Allowed": Issue a GET request to the server URL,
+// expecting that this will open an SSE stream and return an endpoint
+// event as the first event." Only outside a session (inside, a 404 means
+// the session is gone), and not when the body is a JSON-RPC answer of the
+// server's own (a 2026-07-28 server answers an unknown method 404 so).
 func (c *Client) afterStreamableError(ctx context.Context, body []byte, h http.Header, err error) (*Response, error) {
 	var se *StatusError
-	if !errors.As(err, &se) || (se.StatusCode != http.StatusNotFound && se.StatusCode != http.StatusMethodNotAllowed) ||
-		c.SessionID() != "" || looksJSONRPC(se.Body) || c.sse.chose.Load() == transportChoseStreamable {
+	if !errors.As(err, &se) || c.SessionID() != "" || looksJSONRPC(se.Body) || c.sse.chose.Load() == transportChoseStreamable {
+		return nil, err
+	}
+	switch se.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+	default:
 		return nil, err
 	}
 	if c.Transport == TransportStreamableHTTP {
-		se.Hint = sseHint
+		if se.StatusCode != http.StatusBadRequest { // "Cannot POST /sse" and the like
+			se.Hint = sseHint
+		}
 		return nil, err
 	}
 	if !c.fallBackToSSE(ctx) {

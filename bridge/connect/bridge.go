@@ -147,6 +147,9 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
 	}
+	if err := cfg.settleTransport(); err != nil {
+		return nil, err
+	}
 	b := &Bridge{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -159,6 +162,7 @@ func New(cfg Config) (*Bridge, error) {
 			MaxRetryWait: cfg.MaxRetryWait,
 			MaxEventSize: cfg.maxMessageSize(),
 			Logger:       cfg.Logger,
+			Transport:    cfg.Transport,
 		},
 	}
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
@@ -237,6 +241,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.work.wait()
 	b.streams.Wait()
 	b.sess.terminate()
+	b.client.Close()
 	b.client.CloseIdleConnections()
 	if runErr == nil {
 		<-readerDone
