@@ -147,7 +147,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
 	}
-	if err := cfg.settleTransport(); err != nil {
+	if err := cfg.checkTransport(); err != nil {
 		return nil, err
 	}
 	b := &Bridge{

@@ -12,27 +12,19 @@ import (
 // remote. Its session is its stream: when the stream ends, requests in
 // flight get errors (the transport cannot resume), and the next request
 // meets a 404 and replays the host's handshake on a new stream, as for a
-// Streamable HTTP session the remote forgot (legacyremote.go). A host
-// pinned to 2026-07-28 gets the translation of any 2025 remote.
+// Streamable HTTP session the remote forgot (legacyremote.go).
+//
+// The era is still what the server answers: a 2025-only server behind the
+// stream (server-everything's SSE mode, the Go SDK's SSE handler) gets a
+// 2026-07-28 host translated like any legacy remote, while a server that
+// answers server/discover itself (a dual-era child behind supergateway's
+// SSE output) is passed 2026-07-28 messages as they are.
 
-// ErrTransportEra is returned by New for a 2026-07-28 remote over the
-// HTTP+SSE transport, which only 2025-era servers speak.
-var ErrTransportEra = fmt.Errorf("connect: the HTTP+SSE transport (2024-11-05) carries only 2025-era sessions; --protocol %s does not go with --transport sse", ProtocolModern)
-
-// settleTransport checks Transport and pins the era it implies.
-func (c *Config) settleTransport() error {
+// checkTransport refuses an unknown Transport.
+func (c *Config) checkTransport() error {
 	switch c.Transport {
-	case "", httpclient.TransportAuto, httpclient.TransportStreamableHTTP:
+	case "", httpclient.TransportAuto, httpclient.TransportStreamableHTTP, httpclient.TransportSSE:
 		return nil
-	case httpclient.TransportSSE:
-	default:
-		return fmt.Errorf("connect: unknown transport %q (want auto, streamable-http or sse)", c.Transport)
 	}
-	switch c.Protocol {
-	case ProtocolModern:
-		return ErrTransportEra
-	case "", ProtocolAuto:
-		c.Protocol = ProtocolLegacy
-	}
-	return nil
+	return fmt.Errorf("connect: unknown transport %q (want auto, streamable-http or sse)", c.Transport)
 }

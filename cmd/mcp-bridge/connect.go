@@ -65,9 +65,6 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	if transport == httpclient.TransportSSE && proto == connect.ProtocolModern {
-		return usagef("%v", connect.ErrTransportEra)
-	}
 	hdr, err := parseHeaders(f.headers, os.LookupEnv)
 	if err != nil {
 		return err
