@@ -101,6 +101,10 @@ type legacySSE struct {
 
 func (s *legacySSE) settle(v int32) { s.chose.CompareAndSwap(transportUndecided, v) }
 
+// SpeaksSSE reports whether the Client speaks the HTTP+SSE transport:
+// pinned, or chosen by the fallback.
+func (c *Client) SpeaksSSE() bool { return c.usingSSE() }
+
 func (c *Client) usingSSE() bool {
 	return c.Transport == TransportSSE || c.sse.chose.Load() == transportChoseSSE
 }

@@ -46,6 +46,8 @@ type Bridge struct {
 	tools toolCache
 	warns warnings
 
+	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
+
 	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
 	// the host's first request or when a pass-through exchange reveals the
 	// remote's era; lh and mh hold the state of the two directions.

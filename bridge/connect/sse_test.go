@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,9 +19,16 @@ import (
 // (2024-11-05 transport), with a "block" tool that runs until release is
 // closed.
 func sseRemote(t *testing.T) (srv *httptest.Server, release chan struct{}, started chan struct{}) {
+	srv, release, started, _ = sseRemoteServer(t)
+	return srv, release, started
+}
+
+// sseRemoteServer is sseRemote that also counts the streams opened.
+func sseRemoteServer(t *testing.T) (srv *httptest.Server, release chan struct{}, started chan struct{}, streams *atomic.Int32) {
 	t.Helper()
 	release, started = make(chan struct{}), make(chan struct{}, 4)
 	server := goSDKServer()
+	streams = new(atomic.Int32)
 	mcp.AddTool(server, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		started <- struct{}{}
 		select {
@@ -29,10 +37,16 @@ func sseRemote(t *testing.T) (srv *httptest.Server, release chan struct{}, start
 		}
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	srv = httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			streams.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	return srv, release, started
+	return srv, release, started, streams
 }
 
 // A 2025 host on an HTTP+SSE server, by the fallback (auto) and pinned:
@@ -66,16 +80,20 @@ func TestSSERemoteModernHost(t *testing.T) {
 }
 
 // The stream breaks with a call in flight: the call gets an error (no
-// resumption in this transport), and the next request finds a new session,
-// the host's handshake replayed on a new stream.
+// resumption in this transport), and the bridge re-establishes the session
+// on a new stream by itself (the host's handshake replayed), before the
+// host's next request.
 func TestSSERemoteStreamBreaks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv, _, started := sseRemote(t)
+	srv, _, started, streams := sseRemoteServer(t)
 	var c counter
 	cs := connectThroughBridge(t, ctx, srv.URL, []string{"--transport", "sse"}, "2025-11-25", clientOptions(&c))
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
+	}
+	if n := streams.Load(); n != 1 {
+		t.Fatalf("%d streams opened, want 1", n)
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -98,6 +116,7 @@ func TestSSERemoteStreamBreaks(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the call in flight got no answer when the stream broke")
 	}
+	waitFor(t, "a new stream without a host request", func() bool { return streams.Load() == 2 })
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) < 3 {
 		t.Fatalf("ListTools after the break = %v, %v; want the session re-established", tools, err)
