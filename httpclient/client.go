@@ -82,6 +82,14 @@ type Client struct {
 	// logged.
 	Logger zerolog.Logger
 
+	// Transport selects the HTTP transport: Streamable HTTP, the legacy
+	// HTTP+SSE transport of 2024-11-05 (Endpoint is then the SSE URL), or,
+	// for "" and [TransportAuto], Streamable HTTP with a fallback to SSE
+	// (legacysse.go).
+	Transport Transport
+
+	sse legacySSE // the HTTP+SSE transport's state, when it is in use
+
 	mu        sync.Mutex
 	sessionID string
 
@@ -243,6 +251,19 @@ func overlay(dst, src http.Header) {
 // dial or DNS error, or on 429/503, where Retry-After overrides the wait.
 // Anything else is not retried, because a tools/call must never run twice.
 func (c *Client) Post(ctx context.Context, body []byte, h http.Header) (*Response, error) {
+	if c.usingSSE() {
+		return c.ssePost(ctx, body, h)
+	}
+	r, err := c.postStreamable(ctx, body, h)
+	if err != nil {
+		return c.afterStreamableError(ctx, body, h, err)
+	}
+	c.sse.settle(transportChoseStreamable)
+	return r, nil
+}
+
+// postStreamable is Post for Streamable HTTP.
+func (c *Client) postStreamable(ctx context.Context, body []byte, h http.Header) (*Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	base := http.Header{
 		"Content-Type": {mediaJSON},
@@ -284,6 +305,10 @@ func validSessionID(s string) bool {
 // clients to end sessions) give nil; other statuses a *[StatusError]. The
 // session id is cleared in every case.
 func (c *Client) Terminate(ctx context.Context, h http.Header) error {
+	if c.usingSSE() {
+		c.sseTerminate()
+		return nil
+	}
 	sid := c.SessionID()
 	if sid == "" {
 		return nil

@@ -48,6 +48,11 @@ type StatusError struct {
 	StatusCode int         // the HTTP status code
 	Header     http.Header // the response headers (WWW-Authenticate, Retry-After, ...)
 	Body       []byte      // the first 64 KiB of the response body
+
+	// Hint, if set, says what the status may mean and what to try (a 404
+	// to the POST of a server that may speak the legacy HTTP+SSE
+	// transport). Error appends it.
+	Hint string
 }
 
 // Error returns "httpclient: METHOD URL: CODE TEXT: body excerpt", where the
@@ -67,6 +72,11 @@ func (e *StatusError) Error() string {
 	if ex := excerpt(e.Body, 200); ex != "" {
 		b.WriteString(": ")
 		b.WriteString(ex)
+	}
+	if e.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Hint)
+		b.WriteByte(')')
 	}
 	return b.String()
 }

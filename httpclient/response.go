@@ -67,8 +67,13 @@ type Response struct {
 	ahead     []byte                 // the block after own, read ahead
 	aheadErr  error                  // or the error after own
 	hasAhead  bool
-	truncated bool  // pending ends in an event cut short by a body failure
-	err       error // sticky result once the body is done
+	truncated bool   // pending ends in an event cut short by a body failure
+	err       error  // sticky result once the body is done
+	evName    string // KindSSE: the event name of the last message Next returned
+
+	// feed, if set, replaces the body: the messages of one POST that the
+	// legacy HTTP+SSE transport delivers on its shared stream (legacysse.go).
+	feed func() ([]byte, error)
 
 	closed      atomic.Bool
 	releaseOnce sync.Once
@@ -175,6 +180,13 @@ func (r *Response) Next() ([]byte, error) {
 	if r.closed.Load() {
 		return nil, r.fail(ErrClosed)
 	}
+	if r.feed != nil {
+		msg, err := r.feed()
+		if err != nil {
+			return nil, r.fail(err)
+		}
+		return msg, nil
+	}
 	switch r.Kind {
 	case KindJSON:
 		if r.body != nil {
@@ -268,6 +280,9 @@ func (r *Response) nextSSE() ([]byte, error) {
 		}
 		r.note(&ev)
 		if len(ev.data) > 0 {
+			if string(ev.event) != r.evName { // compared without allocating
+				r.evName = string(ev.event)
+			}
 			return ev.data, nil
 		}
 	}

@@ -61,6 +61,9 @@ func (c *Client) openStream(ctx context.Context, lastEventID string, h http.Head
 // The connection attempt follows the retry policy of [Client.Post]. 405
 // gives [ErrNoStream]; other statuses outside 2xx a *[StatusError].
 func (c *Client) Resume(ctx context.Context, lastEventID string, delay time.Duration, h http.Header) (*Response, error) {
+	if c.usingSSE() {
+		return nil, ErrNoResume
+	}
 	if err := sleep(ctx, delay); err != nil {
 		return nil, err
 	}
@@ -115,6 +118,9 @@ func (c *Client) Listen(ctx context.Context, h http.Header, handle func(msg []by
 // A client that must not send further requests before the server can reach
 // it on the stream waits for ready.
 func (c *Client) ListenReady(ctx context.Context, h http.Header, handle func(msg []byte), ready func(error)) error {
+	if c.usingSSE() {
+		return c.sseListen(ctx, handle, ready)
+	}
 	bo := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(listenInitialInterval),
 		backoff.WithMaxInterval(listenMaxInterval),

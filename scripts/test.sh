@@ -159,6 +159,7 @@ fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata
 fuzz ./httpclient FuzzSSEStream
+fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/serve FuzzParseTokenFile

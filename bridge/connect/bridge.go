@@ -46,6 +46,8 @@ type Bridge struct {
 	tools toolCache
 	warns warnings
 
+	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
+
 	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
 	// the host's first request or when a pass-through exchange reveals the
 	// remote's era; lh and mh hold the state of the two directions.
@@ -147,6 +149,9 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
 	}
+	if err := cfg.checkTransport(); err != nil {
+		return nil, err
+	}
 	b := &Bridge{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -159,6 +164,7 @@ func New(cfg Config) (*Bridge, error) {
 			MaxRetryWait: cfg.MaxRetryWait,
 			MaxEventSize: cfg.maxMessageSize(),
 			Logger:       cfg.Logger,
+			Transport:    cfg.Transport,
 		},
 	}
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
@@ -250,6 +256,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.work.wait()
 	b.streams.Wait()
 	b.sess.terminate()
+	b.client.Close()
 	b.client.CloseIdleConnections()
 	if runErr == nil {
 		<-readerDone

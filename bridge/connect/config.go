@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // Protocol pins the remote server's era. When the host speaks the other
@@ -32,6 +33,12 @@ type Config struct {
 
 	// Protocol; if empty, ProtocolAuto.
 	Protocol Protocol
+
+	// Transport is the HTTP transport toward the remote: Streamable HTTP,
+	// the legacy HTTP+SSE transport (URL is then the SSE URL; the remote
+	// is of the 2025 era), or, if empty or auto, Streamable HTTP with a
+	// fallback to HTTP+SSE (httpclient/legacysse.go).
+	Transport httpclient.Transport
 
 	// RequestTimeout bounds each request; zero means no timeout (long tool
 	// calls are legitimate; a host's own timeout cancels them).

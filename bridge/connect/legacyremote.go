@@ -107,6 +107,7 @@ func (s *legacySession) startGet() <-chan struct{} {
 	hdr := s.header()
 	b.streams.Go(func() {
 		defer close(done)
+		sid := b.client.SessionID()
 		err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
 		select {
 		case <-ready:
@@ -117,6 +118,8 @@ func (s *legacySession) startGet() <-chan struct{} {
 		switch {
 		case errors.Is(err, httpclient.ErrNoStream):
 			b.log.Debug().Msg("remote offers no GET stream (405)")
+		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && ctx.Err() == nil && b.sseStreamLost(sid):
+			// HTTP+SSE: the stream was the session (transport.go).
 		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
 			b.log.Info().Msg("GET stream: session gone (404); the next request re-initializes")
 		case err != nil && ctx.Err() == nil:

@@ -293,6 +293,9 @@ func describeRaw(err error, se *httpclient.StatusError, cfg Config) (code int, m
 		case se.StatusCode == http.StatusForbidden:
 			m += ": the credentials were refused or lack a scope"
 		}
+		if se.Hint != "" {
+			m += ": " + se.Hint
+		}
 		if strings.HasPrefix(err.Error(), "the remote session") {
 			m = "mcp-bridge: " + err.Error()
 		}

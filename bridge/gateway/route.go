@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // A route is one enabled server: its Handler and the requests inside it.
@@ -185,6 +186,9 @@ func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config) func(ctx con
 		Logger:         cfg.Logger.With().Str("remote", "connect").Logger(),
 
 		HideRemoteDetail: true,
+	}
+	if s.SSE {
+		ccfg.Transport = httpclient.TransportSSE
 	}
 	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		c := ccfg

@@ -307,13 +307,33 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	}
 	t.add(s)
 	client := initializeClient(m)
+	// A failed handshake leaves nothing to keep, but the child's error is
+	// this initialize's answer: the session ends once that answer is
+	// written (requestWith returned), not beside it, where ending first
+	// answered the client "session ended" instead of the child's reason.
+	// An answer that comes after the client left ends it at once.
+	var (
+		endMu            sync.Mutex
+		failed, returned bool
+	)
+	defer func() {
+		endMu.Lock()
+		returned = true
+		f := failed
+		endMu.Unlock()
+		if f {
+			s.end("initialize failed")
+		}
+	}()
 	s.requestWith(w, r, m, func(resp *wire.Message) bool {
 		if resp.Error.Present() {
-			// A failed handshake leaves nothing to keep. Ended apart from
-			// this callback, as before, but on the Handler's group so that
-			// Close joins it (once Close has begun, it ends the session
-			// itself).
-			t.h.spawn(func() { s.end("initialize failed") })
+			endMu.Lock()
+			failed = true
+			late := returned
+			endMu.Unlock()
+			if late {
+				t.h.spawn(func() { s.end("initialize failed") })
+			}
 			return false
 		}
 		if v, ok := wire.StringField(resp.Raw, resp.Result, "protocolVersion"); ok {

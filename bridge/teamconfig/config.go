@@ -103,9 +103,12 @@ type Server struct {
 	Env     map[string]string
 	Cwd     string
 
-	// A remote Streamable HTTP server: URL is set.
+	// A remote server: URL is set. SSE marks one of "type": "sse", which
+	// speaks the legacy HTTP+SSE transport (2024-11-05) at URL, its SSE
+	// URL; otherwise the remote speaks Streamable HTTP.
 	URL     string
 	Headers map[string]string
+	SSE     bool
 
 	Options Options
 }

@@ -207,9 +207,13 @@ func (p *parser) server(e entry) (*Server, error) {
 			return nil, p.errorf(e.off, `%s: type %q needs a "url"`, what, h.Type)
 		}
 	case "sse":
-		return nil, p.errorf(e.off, `%s: type "sse" is the legacy HTTP+SSE transport (2024-11-05), which mcp-bridge does not speak; a server that offers Streamable HTTP works with "type": "http"`, what)
+		// The legacy HTTP+SSE transport (2024-11-05): url is the SSE URL.
+		if h.URL == "" {
+			return nil, p.errorf(e.off, `%s: type "sse" needs a "url" (the server's SSE URL)`, what)
+		}
+		s.SSE = true
 	default:
-		return nil, p.errorf(e.off, `%s: unknown type %q (want "stdio" or "http")`, what, h.Type)
+		return nil, p.errorf(e.off, `%s: unknown type %q (want "stdio", "http" or "sse")`, what, h.Type)
 	}
 	switch {
 	case h.Command != "" && h.URL != "":

@@ -74,7 +74,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
 		{"missing variable", `{"mcpServers": {"gh": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}}}}`,
 			"line 1, column 23: mcpServers.gh: headers.Authorization: environment variable GH_TOKEN is not set"},
-		{"sse", `{"mcpServers": {"s": {"type": "sse", "url": "https://x/sse"}}}`, "legacy HTTP+SSE transport"},
+		{"sse without url", `{"mcpServers": {"s": {"type": "sse", "command": "x"}}}`, `type "sse" needs a "url"`},
 		{"bad name", `{"mcpServers": {"a/b": {"command": "x"}}}`, `server name "a/b"`},
 		{"neither", `{"mcpServers": {"a": {"timeout": 5}}}`, `needs a "command"`},
 		{"both", `{"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}`, `both "command" and "url"`},

@@ -61,6 +61,7 @@ var (
 		"log-level":      {"trace", "debug", "info", "warn", "error", "none"},
 		"log-format":     {"auto", "json", "console"},
 		"protocol":       {"auto", "modern", "legacy"},
+		"transport":      {"auto", "streamable-http", "sse"},
 		"session-mode":   {"auto", "per-session", "shared"},
 		"child-per":      {"shared", "principal"},
 		"child-protocol": {"auto", "modern", "legacy"},

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
@@ -25,6 +26,7 @@ type connectFlags struct {
 	headers    []string
 	bearer     string
 	protocol   string
+	transport  string
 	timeout    time.Duration
 	maxMessage byteSize
 	retries    int
@@ -58,6 +60,10 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	proto, err := oneOf("--protocol", connect.Protocol(f.protocol), connect.ProtocolAuto, connect.ProtocolModern, connect.ProtocolLegacy)
+	if err != nil {
+		return err
+	}
+	transport, err := oneOf("--transport", httpclient.Transport(f.transport), httpclient.TransportAuto, httpclient.TransportStreamableHTTP, httpclient.TransportSSE)
 	if err != nil {
 		return err
 	}
@@ -111,6 +117,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		HTTPClient:      hc,
 		Header:          hdr,
 		Protocol:        proto,
+		Transport:       transport,
 		RequestTimeout:  f.timeout,
 		MaxMessageSize:  int(f.maxMessage),
 		MaxRetries:      offIfZero(f.retries),
@@ -216,6 +223,7 @@ func connectFlagSet(f *connectFlags, out io.Writer) *pflag.FlagSet {
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "extra request header `\"Name: value\"` (repeatable; ${VAR} is expanded from the environment)")
 	fs.StringVar(&f.bearer, "bearer-token", "", "send Authorization: Bearer `token` (env MCP_BRIDGE_BEARER_TOKEN)")
 	fs.StringVar(&f.protocol, "protocol", "auto", "remote era: auto|modern (2026-07-28)|legacy (2025 sessions)")
+	fs.StringVar(&f.transport, "transport", "auto", "HTTP transport: auto (Streamable HTTP, falling back to HTTP+SSE)|streamable-http|sse (the legacy 2024-11-05 HTTP+SSE transport; URL is the SSE URL)")
 	fs.DurationVar(&f.timeout, "request-timeout", 0, "give up on a request after this `duration` (0: never; the host's own timeout still applies)")
 	fs.Var(&f.maxMessage, "max-message-size", "largest message in `bytes`, either way")
 	fs.IntVar(&f.retries, "retries", 4, "retries of a request that cannot have reached the server (dial error) or got 429/503 (0 disables)")
