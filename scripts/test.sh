@@ -158,6 +158,7 @@ fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata
+fuzz ./httpclient/oauth FuzzParseDeviceAuthorization
 fuzz ./httpclient FuzzSSEStream
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
