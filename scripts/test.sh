@@ -158,6 +158,7 @@ fuzz ./bridge/translate FuzzReadRound
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata
+fuzz ./httpclient/oauth FuzzParseDeviceAuthorization
 fuzz ./httpclient FuzzSSEStream
 fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter

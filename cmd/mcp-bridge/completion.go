@@ -65,7 +65,7 @@ var (
 		"session-mode":   {"auto", "per-session", "shared"},
 		"child-per":      {"shared", "principal"},
 		"child-protocol": {"auto", "modern", "legacy"},
-		"oauth-grant":    {"authorization_code", "client_credentials"},
+		"oauth-grant":    {"authorization_code", "device_code", "client_credentials"},
 	}
 	fileFlags = []string{"tools", "config", "auth-token-file", "tls-cert", "tls-key", "ca-file", "oauth-client-key", "log-file"}
 	shells    = []string{"bash", "zsh", "fish", "powershell"}

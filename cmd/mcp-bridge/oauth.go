@@ -38,12 +38,12 @@ func (o *oauthFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.resource, "oauth-resource", "", "OAuth: the resource (RFC 8707) `URL` to request tokens for (default: the server's own)")
 	fs.BoolVar(&o.noResource, "oauth-no-resource", false, "OAuth: send no resource parameter (for authorization servers that reject it)")
 	fs.StringArrayVar(&o.scopes, "oauth-scope", nil, "OAuth: request these `scopes` (space separated, repeatable) instead of the server's challenge or scopes_supported")
-	fs.StringVar(&o.grant, "oauth-grant", oauth.GrantAuthorizationCode, "OAuth: `grant` authorization_code (a browser login) or client_credentials (a machine client)")
+	fs.StringVar(&o.grant, "oauth-grant", oauth.GrantAuthorizationCode, "OAuth: `grant` authorization_code (a browser login), device_code (a code entered on another device: headless machines) or client_credentials (a machine client)")
 	fs.StringVar(&o.keyFile, "oauth-client-key", "", "OAuth: PEM private key `file` for private_key_jwt client authentication")
 	fs.StringVar(&o.keyAlg, "oauth-client-key-alg", "", "OAuth: the key's JWT `alg`: ES256 or RS256 (default: from the key)")
 	fs.StringVar(&o.browser, "oauth-browser", "", "OAuth: `command` that opens the login URL, appended as its last argument (default $BROWSER, else the system opener)")
 	fs.IntVar(&o.callbackPort, "oauth-callback-port", 0, "OAuth: loopback `port` of the redirect URI http://127.0.0.1:PORT/callback (default: the registered one, else any free port)")
-	fs.DurationVar(&o.timeout, "oauth-timeout", oauth.DefaultTimeout, "OAuth: how long to wait for a browser login")
+	fs.DurationVar(&o.timeout, "oauth-timeout", oauth.DefaultTimeout, "OAuth: how long to wait for a browser login (or a device code's approval)")
 }
 
 // config turns the flags into an oauth.Config for serverURL. Logins print
@@ -52,7 +52,7 @@ func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Log
 	if err := applyEnv(fs, "oauth-client-secret"); err != nil {
 		return oauth.Config{}, err
 	}
-	grant, err := oneOf("--oauth-grant", o.grant, oauth.GrantAuthorizationCode, oauth.GrantClientCredentials)
+	grant, err := oneOf("--oauth-grant", o.grant, oauth.GrantAuthorizationCode, oauth.GrantDeviceCode, oauth.GrantClientCredentials)
 	if err != nil {
 		return oauth.Config{}, err
 	}

@@ -22,6 +22,9 @@ import (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantDeviceCode is the device authorization grant (RFC 8628): a
+	// person enters a code on another device; nothing opens here.
+	GrantDeviceCode = "device_code"
 )
 
 // Defaults for zero Config fields.
@@ -60,7 +63,8 @@ type Config struct {
 	// Scopes, if set, replace the scope selection strategy.
 	Scopes []string
 
-	// Grant is GrantAuthorizationCode (default) or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode (default), GrantClientCredentials or
+	// GrantDeviceCode.
 	Grant string
 
 	// Browser is the command that opens the authorization URL (the URL is
@@ -90,8 +94,9 @@ type Config struct {
 	// ClientName is the client_name sent at registration.
 	ClientName string
 
-	// Prompt receives the "open this URL" line for a person (stderr); nil
-	// discards it.
+	// Prompt receives the "open this URL" line (or the device grant's
+	// verification URI and user code) for a person (stderr); nil discards
+	// it.
 	Prompt io.Writer
 
 	// Logger receives logs; tokens, codes and secrets are never logged.
@@ -158,6 +163,9 @@ type Authorizer struct {
 	// serverURL is cfg.ServerURL parsed: Transport sends tokens to its
 	// origin only.
 	serverURL *url.URL
+	// sleep waits between device grant polls; tests replace it so that
+	// the intervals are checked without being waited out.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // New makes an Authorizer. Close it to stop a login in progress.
@@ -169,7 +177,7 @@ func New(cfg Config) (*Authorizer, error) {
 	switch cfg.Grant {
 	case "":
 		cfg.Grant = GrantAuthorizationCode
-	case GrantAuthorizationCode:
+	case GrantAuthorizationCode, GrantDeviceCode:
 	case GrantClientCredentials:
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
 			return nil, errors.New("oauth: the client_credentials grant needs a client id and a secret or a key")
@@ -208,7 +216,7 @@ func New(cfg Config) (*Authorizer, error) {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel, defHC: outbound.Client(hc), serverURL: serverURL}, nil
+	return &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel, defHC: outbound.Client(hc), serverURL: serverURL, sleep: sleepCtx}, nil
 }
 
 // Close cancels a login in progress and waits (up to 2s) for browser
@@ -439,7 +447,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	g.Resource = resource
 
 	known := false // the authorization server showed that it knows g.Client
-	if !force && status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant == GrantAuthorizationCode {
+	if !force && status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant != GrantClientCredentials {
 		t, err := a.refresh(ctx, disc.Server, g, resource)
 		if err == nil {
 			g.Token = *t
@@ -469,7 +477,11 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 				return nil, false, err
 			}
 		}
-		t, err = a.authorizationCode(ctx, disc, rec, g, scopes, resource, known)
+		if a.cfg.Grant == GrantDeviceCode {
+			t, err = a.deviceCode(ctx, disc.Server, rec, g, scopes, resource, known)
+		} else {
+			t, err = a.authorizationCode(ctx, disc, rec, g, scopes, resource, known)
+		}
 		interactive = true
 	}
 	if err != nil {
@@ -601,7 +613,7 @@ func (a *Authorizer) scopes(d *Discovery, ch Challenge, status int) []string {
 	// scope parameter ... when the Authorization Server metadata contains
 	// it in scopes_supported". Without it many servers issue no refresh
 	// token, and every expiry would mean a browser login.
-	if a.cfg.Grant == GrantAuthorizationCode && hasScope(d.Server.ScopesSupported, "offline_access") && !hasScope(s, "offline_access") {
+	if a.cfg.Grant != GrantClientCredentials && hasScope(d.Server.ScopesSupported, "offline_access") && !hasScope(s, "offline_access") {
 		s = append(append([]string(nil), s...), "offline_access")
 	}
 	return s

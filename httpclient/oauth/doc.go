@@ -4,8 +4,9 @@
 // Discovery), client identity by pre-registration, Client ID Metadata
 // Document or dynamic registration (RFC 7591), PKCE S256, resource
 // indicators (RFC 8707), issuer identification (RFC 9207), refresh tokens,
-// step-up authorization, and the client-credentials grant with a secret or
-// private_key_jwt (RFC 7523).
+// step-up authorization, the client-credentials grant with a secret or
+// private_key_jwt (RFC 7523), and the device authorization grant (RFC 8628)
+// for machines without a browser.
 //
 // An [Authorizer] holds the state for one MCP server; a [Transport] wraps
 // an http.RoundTripper so that every request carries the current token and

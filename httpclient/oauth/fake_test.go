@@ -38,6 +38,13 @@ type fakeAS struct {
 	denyNext     int    // refuse this many authorization requests (access_denied)
 	refuseAll    bool   // the MCP endpoint answers 401 to every token
 
+	// device grant (RFC 8628)
+	device          bool     // publish device_authorization_endpoint
+	devicePolls     []string // error codes for the next polls, in order; then a token
+	deviceAlways    string   // with devicePolls used up: this error for every poll ("" a token)
+	deviceInterval  int      // interval in the device authorization response (0: none)
+	deviceExpiresIn int      // its expires_in (0: 600)
+
 	mu            sync.Mutex
 	challenge     map[string]string // code -> code_challenge
 	codeRedirect  map[string]string
@@ -54,12 +61,15 @@ type fakeAS struct {
 	tokenForms    []url.Values
 	tokenAuth     []string
 	mcpCalls      int
+	deviceAuths   []url.Values
+	deviceCodes   map[string]url.Values // device_code -> its device authorization request
+	devicePollN   int
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
 	f := &fakeAS{t: t, challenge: map[string]string{}, codeRedirect: map[string]string{}, codeScope: map[string]string{},
 		codeResource: map[string]string{}, clients: map[string]string{}, tokens: map[string][]string{}, refreshTokens: map[string]string{},
-		expiresIn: 3600, regScopes: map[string]string{}}
+		expiresIn: 3600, regScopes: map[string]string{}, deviceCodes: map[string]url.Values{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -95,7 +105,32 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		if f.scopesSup != nil {
 			md["scopes_supported"] = f.scopesSup
 		}
+		if f.device {
+			md["device_authorization_endpoint"] = base + "/as/device"
+		}
 		writeJSON(w, md)
+	case "/as/device":
+		_ = r.ParseForm()
+		form := r.PostForm
+		f.deviceAuths = append(f.deviceAuths, form)
+		if _, known := f.clients[form.Get("client_id")]; !known && form.Get("client_id") != f.preClientID {
+			w.WriteHeader(401)
+			writeJSON(w, map[string]string{"error": "invalid_client"})
+			return
+		}
+		f.n++
+		dc, uc := fmt.Sprintf("dc-%d-SECRETDEVICE", f.n), fmt.Sprintf("USER-%d", f.n)
+		f.deviceCodes[dc] = form
+		exp := f.deviceExpiresIn
+		if exp == 0 {
+			exp = 600
+		}
+		resp := map[string]any{"device_code": dc, "user_code": uc, "verification_uri": base + "/as/activate",
+			"verification_uri_complete": base + "/as/activate?user_code=" + uc, "expires_in": exp}
+		if f.deviceInterval > 0 {
+			resp["interval"] = f.deviceInterval
+		}
+		writeJSON(w, resp)
 	case "/as/register":
 		var req map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&req)
@@ -223,6 +258,25 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			scope = s
 		case "client_credentials":
 			scope = form.Get("scope")
+		case deviceGrantType:
+			auth, ok := f.deviceCodes[form.Get("device_code")]
+			if !ok || auth.Get("client_id") != id || form.Get("resource") != auth.Get("resource") {
+				w.WriteHeader(400)
+				writeJSON(w, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			f.devicePollN++
+			refuse := f.deviceAlways
+			if len(f.devicePolls) > 0 {
+				refuse, f.devicePolls = f.devicePolls[0], f.devicePolls[1:]
+			}
+			if refuse != "" {
+				w.WriteHeader(400)
+				writeJSON(w, map[string]string{"error": refuse})
+				return
+			}
+			delete(f.deviceCodes, form.Get("device_code"))
+			scope = auth.Get("scope")
 		default:
 			w.WriteHeader(400)
 			writeJSON(w, map[string]string{"error": "unsupported_grant_type"})

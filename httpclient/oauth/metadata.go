@@ -26,6 +26,7 @@ type ServerMetadata struct {
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
 	RevocationEndpoint                string   `json:"revocation_endpoint,omitempty"`
+	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint,omitempty"` // RFC 8628 §4
 	ScopesSupported                   []string `json:"scopes_supported,omitempty"`
 	ResponseTypesSupported            []string `json:"response_types_supported,omitempty"`
 	GrantTypesSupported               []string `json:"grant_types_supported,omitempty"`
@@ -97,11 +98,15 @@ func ParseServerMetadata(b []byte, issuer string) (*ServerMetadata, error) {
 	if m.RegistrationEndpoint != "" && !httpURL(m.RegistrationEndpoint) {
 		m.RegistrationEndpoint = "" // unusable: as if absent
 	}
+	if m.DeviceAuthorizationEndpoint != "" && !httpURL(m.DeviceAuthorizationEndpoint) {
+		m.DeviceAuthorizationEndpoint = "" // unusable: as if absent
+	}
 	for _, e := range []struct{ name, url string }{
 		{"issuer", m.Issuer},
 		{"authorization_endpoint", m.AuthorizationEndpoint},
 		{"token_endpoint", m.TokenEndpoint},
 		{"registration_endpoint", m.RegistrationEndpoint},
+		{"device_authorization_endpoint", m.DeviceAuthorizationEndpoint},
 	} {
 		if err := checkSecure(e.name, e.url); err != nil {
 			return nil, err

@@ -188,6 +188,17 @@ func (a *Authorizer) register(ctx context.Context, md *ServerMetadata, redirect 
 		"application_type":           "native",
 		"token_endpoint_auth_method": method,
 	}
+	if a.cfg.Grant == GrantDeviceCode {
+		// RFC 8628 §3.4's grant type, and no redirection: RFC 7591 §2 has
+		// redirect_uris "for use in redirect-based flows", and
+		// response_types ("code" if omitted) for the authorization
+		// endpoint, which this client never visits. Servers that check a
+		// client's grant against its registration (node-oidc-provider)
+		// refuse the device grant to a client registered without it.
+		meta["grant_types"] = []string{deviceGrantType, "refresh_token"}
+		meta["response_types"] = []string{}
+		meta["redirect_uris"] = []string{}
+	}
 	if len(scopes) > 0 {
 		// RFC 7591 §2 scope: the scopes "that the client can use when
 		// requesting access tokens". Servers that hold clients to it (Ory

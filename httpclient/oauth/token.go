@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -90,32 +89,9 @@ func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Cl
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token request: %w", err)
 	}
-	switch c.AuthMethod {
-	case AuthClientSecretBasic:
-		// RFC 6749 §2.3.1: the client id and secret are form-encoded before
-		// they are joined for Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
-	case AuthClientSecretPost:
-		form.Set("client_id", c.ID)
-		form.Set("client_secret", c.Secret)
-	case AuthPrivateKeyJWT:
-		if a.cfg.ClientKey == nil {
-			return nil, errors.New("oauth: private_key_jwt needs --oauth-client-key")
-		}
-		assertion, err := signAssertion(a.cfg.ClientKey, c.ID, md.Issuer, a.now())
-		if err != nil {
-			return nil, err
-		}
-		form.Set("client_id", c.ID)
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", assertion)
-	default:
-		form.Set("client_id", c.ID)
+	if err := a.authenticate(req, form, md, c); err != nil {
+		return nil, err
 	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	status, b, err := a.exchange(req)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token request: %w", err)
@@ -138,6 +114,39 @@ func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Cl
 		t.Scopes = strings.Fields(form.Get("scope"))
 	}
 	return t, nil
+}
+
+// authenticate adds c's client authentication to req and form, and sets
+// form as req's body: the token endpoint and the device authorization
+// endpoint (RFC 8628 §3.1) take the same.
+func (a *Authorizer) authenticate(req *http.Request, form url.Values, md *ServerMetadata, c *Client) error {
+	switch c.AuthMethod {
+	case AuthClientSecretBasic:
+		// RFC 6749 §2.3.1: the client id and secret are form-encoded before
+		// they are joined for Basic.
+		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+	case AuthClientSecretPost:
+		form.Set("client_id", c.ID)
+		form.Set("client_secret", c.Secret)
+	case AuthPrivateKeyJWT:
+		if a.cfg.ClientKey == nil {
+			return errors.New("oauth: private_key_jwt needs --oauth-client-key")
+		}
+		assertion, err := signAssertion(a.cfg.ClientKey, c.ID, md.Issuer, a.now())
+		if err != nil {
+			return err
+		}
+		form.Set("client_id", c.ID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
+	default:
+		form.Set("client_id", c.ID)
+	}
+	body := form.Encode()
+	req.Body = io.NopCloser(strings.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return nil
 }
 
 func parseErrorResponse(endpoint string, status int, b []byte) error {
@@ -170,11 +179,8 @@ func ParseTokenResponse(b []byte, now time.Time) (*Token, error) {
 		return nil, fmt.Errorf("oauth: token response: token_type %q is not Bearer", oneLine(r.TokenType, 32))
 	}
 	t := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scopes: strings.Fields(r.Scope)}
-	if len(r.ExpiresIn) > 0 && string(r.ExpiresIn) != "null" {
-		s := strings.Trim(string(r.ExpiresIn), `"`)
-		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 && n < 1e10 {
-			t.Expiry = now.Add(time.Duration(n * float64(time.Second)))
-		}
+	if d, ok := seconds(r.ExpiresIn); ok {
+		t.Expiry = now.Add(d)
 	}
 	return t, nil
 }

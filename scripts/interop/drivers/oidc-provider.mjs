@@ -17,6 +17,9 @@
 // It listens on 127.0.0.1:$PORT; the issuer is http://127.0.0.1:$PORT.
 // WRONG_AUDIENCE=1 issues access tokens for another audience (every
 // resource server refuses them); NO_REFRESH=1 issues no refresh tokens.
+// DEVICE_FLOW=1 enables the device authorization grant (RFC 8628,
+// features.deviceFlow: /device/auth, the user code pages at /device);
+// DEVICE_CODE_TTL sets its device codes' lifetime in seconds.
 // Test hooks, outside the provider's routes:
 //   GET  /test/stats    {"registrations":N,"authorizations":N,"grants":{"authorization_code":N,"refresh_token":N},"errors":[...]}
 //   POST /test/forget   forget every registered client (an AS reset)
@@ -41,10 +44,11 @@ class Adapter {
     store.set(this.key(id), payload);
     if (payload.grantId) store.set(`grant:${payload.grantId}:${this.key(id)}`, true);
     if (payload.uid) store.set(`uid:${payload.uid}`, id);
+    if (payload.userCode) store.set(`${this.name}:userCode:${payload.userCode}`, id);
   }
   async find(id) { return store.get(this.key(id)); }
   async findByUid(uid) { const id = store.get(`uid:${uid}`); return id ? this.find(id) : undefined; }
-  async findByUserCode() { return undefined; }
+  async findByUserCode(userCode) { const id = store.get(`${this.name}:userCode:${userCode}`); return id ? this.find(id) : undefined; }
   async consume(id) { const p = store.get(this.key(id)); if (p) p.consumed = Math.floor(Date.now() / 1000); }
   async destroy(id) { store.delete(this.key(id)); }
   async revokeByGrantId(grantId) {
@@ -71,6 +75,7 @@ const provider = new Provider(issuer, {
   features: {
     registration: { enabled: true },
     devInteractions: { enabled: true },
+    deviceFlow: { enabled: process.env.DEVICE_FLOW === '1' },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,
@@ -90,7 +95,10 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   ...(process.env.NO_REFRESH === '1' ? { issueRefreshToken: async () => false } : {}),
   cookies: { keys: ['mcp-bridge-interop-cookie-key'] },
-  ttl: { RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, AuthorizationCode: 60 },
+  ttl: {
+    RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, AuthorizationCode: 60,
+    DeviceCode: Number(process.env.DEVICE_CODE_TTL || 600),
+  },
 });
 
 provider.on('registration_create.success', () => { stats.registrations++; });

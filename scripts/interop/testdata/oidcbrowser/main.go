@@ -9,6 +9,11 @@
 // redirect to connect's loopback callback. With MCP_INTEROP_BROWSER_LOG
 // set it appends one line per run to that file, so tests can count
 // logins. It exits 0 once the callback answered 200, 1 otherwise.
+//
+// With --user-code CODE before the URL it approves a device authorization
+// (RFC 8628) instead: the URL is the verification URI, CODE goes into the
+// provider's user code form, the confirmation, sign-in and consent forms
+// follow, and it exits 0 once the provider shows its success page.
 package main
 
 import (
@@ -30,7 +35,14 @@ var (
 	attrRE  = regexp.MustCompile(`(?is)\b(name|value)="([^"]*)"`)
 )
 
+// userCode is the device grant's user code (--user-code), "" for a login
+// through the authorization endpoint.
+var userCode string
+
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "--user-code" {
+		userCode = os.Args[2]
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: oidcbrowser URL")
 		os.Exit(2)
@@ -85,6 +97,10 @@ func browse(start string) error {
 			}
 			return nil
 		}
+		if userCode != "" && resp.StatusCode == http.StatusOK && strings.Contains(string(b), "Sign-in Success") {
+			fmt.Fprintln(os.Stderr, "oidcbrowser: the device authorization was approved")
+			return nil
+		}
 		m := formRE.FindSubmatch(b)
 		if resp.StatusCode != http.StatusOK || m == nil {
 			return fmt.Errorf("%s %s: %d, no form to submit: %.600s", method, u.Redacted(), resp.StatusCode, b)
@@ -110,6 +126,10 @@ func browse(start string) error {
 				value = "interop-user"
 			case "password":
 				value = "interop-password"
+			case "user_code":
+				if value == "" {
+					value = userCode
+				}
 			}
 			form.Set(name, value)
 		}
