@@ -101,6 +101,7 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		cl.childID = c.ids.Add(1)
 	}
 	cl.started = time.Now()
+	m, refusal := c.checkTasks(cl, m) // before the edits: it may rewrite m
 	// The trace context the request's Op holds (observe) goes into the
 	// same copy as the child's id; first, since when it cannot be spliced
 	// it edits m itself, and the id's span is then m's new one.
@@ -122,8 +123,8 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 	if c.hidden(m) {
 		return c.refuseHidden(cl, m)
 	}
-	if c.foreignTask(cl, m) {
-		return c.refuseTask(cl, m)
+	if refusal != "" {
+		return c.refuseTask(cl, m.Method, refusal)
 	}
 	msg := wire.Splice(m.Raw, edits[:n]...)
 	if err := c.register(cl); err != nil {

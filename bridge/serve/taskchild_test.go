@@ -19,7 +19,9 @@ import (
 //   - tools/call "exit" ends the process (a crash, for restarts);
 //   - tasks/get, tasks/update, tasks/cancel, tasks/result, tasks/list
 //     serve every task the process created, whoever asks: the child
-//     cannot tell the bridge's clients apart.
+//     cannot tell the bridge's clients apart;
+//   - subscriptions/listen answers at once with the task ids it was asked
+//     for (result.taskIds), so a test sees what reached the child.
 func tasksChild() func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -57,6 +59,9 @@ func runTasksChild() int {
 				Name   string          `json:"name"`
 				TaskID string          `json:"taskId"`
 				Task   json.RawMessage `json:"task"`
+				Notif  struct {
+					TaskIDs []string `json:"taskIds"`
+				} `json:"notifications"`
 				Meta   struct {
 					Version string `json:"io.modelcontextprotocol/protocolVersion"`
 				} `json:"_meta"`
@@ -132,6 +137,8 @@ func runTasksChild() int {
 			case "tasks/result":
 				result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + t.ID}}})
 			}
+		case "subscriptions/listen":
+			result(map[string]any{"taskIds": m.Params.Notif.TaskIDs})
 		case "tasks/list":
 			list := []any{}
 			for _, t := range tasks {

@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,6 +157,17 @@ func (t *taskTable) owns(owner, id string) bool {
 	return b.owner == owner
 }
 
+// ownerOf returns the principal task id is bound to.
+func (t *taskTable) ownerOf(id string) (string, bool) {
+	now := t.clock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b, ok := t.tasks[id]; ok && now.Before(b.expires) {
+		return b.owner, true
+	}
+	return "", false
+}
+
 func (t *taskTable) size() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -180,18 +194,32 @@ func (cl *call) principalKey() string {
 	return cl.who.key
 }
 
-// foreignTask reports whether m is a request for a task that is not
+// checkTasks is what childConn.start asks of every request: the message
+// to send instead of m (a listen request keeps only the caller's task
+// ids), or why the bridge answers it itself — a request for a task not
 // bound to cl's principal.
-func (c *childConn) foreignTask(cl *call, m *wire.Message) bool {
-	return cl.internal == nil && m.Kind == wire.KindRequest && taskMethod(m.Method) &&
-		!c.tasks.owns(cl.principalKey(), m.TaskID)
+func (c *childConn) checkTasks(cl *call, m *wire.Message) (*wire.Message, string) {
+	if cl.internal != nil || m.Kind != wire.KindRequest {
+		return m, ""
+	}
+	if taskMethod(m.Method) && !c.tasks.owns(cl.principalKey(), m.TaskID) {
+		return m, errTaskNotFound
+	}
+	if m.Method == "subscriptions/listen" {
+		if out, ok := c.ownListenTasks(cl, m); ok {
+			return out, ""
+		}
+		return m, "Invalid params: params.notifications.taskIds in more than one spelling"
+	}
+	return m, ""
 }
 
-// refuseTask answers a request for a task not bound to the caller as if
-// the child had no such task (see refuseHidden: the child never sees it).
-func (c *childConn) refuseTask(cl *call, m *wire.Message) error {
-	c.log.Debug().Str("method", m.Method).Msg("request for a task not bound to its principal; answered as not found")
-	return c.answerForChild(cl, wire.ErrorResponse(wire.AppendInt(nil, cl.childID), wire.CodeInvalidParams, errTaskNotFound, nil))
+// refuseTask answers a request the child must not see with -32602 and
+// msg (see refuseHidden). For a task not bound to the caller, the answer
+// is that of a missing task.
+func (c *childConn) refuseTask(cl *call, method, msg string) error {
+	c.log.Debug().Str("method", method).Str("reason", msg).Msg("tasks request refused by the bridge (not the caller's task)")
+	return c.answerForChild(cl, wire.ErrorResponse(wire.AppendInt(nil, cl.childID), wire.CodeInvalidParams, msg, nil))
 }
 
 // bindTask records the task a tools/call result creates, if it is one:
@@ -270,4 +298,68 @@ func (c *childConn) answerForChild(cl *call, raw []byte) error {
 	}
 	c.onResponse(&resp)
 	return nil
+}
+
+// ownListenTasks keeps, of the task ids a subscriptions/listen request
+// names (SEP-2663 §Task Status Notifications: params.notifications.taskIds),
+// those bound to cl's principal: each notifications/tasks carries the whole
+// task, its result included, so listening is reading. refused is true when
+// the list cannot be read one way only (two spellings of taskIds), ok
+// is false: the request is answered with an error rather than forwarded.
+func (c *childConn) ownListenTasks(cl *call, m *wire.Message) (out *wire.Message, ok bool) {
+	if !m.Params.Present() {
+		return m, true
+	}
+	notif, found := wire.Field(m.Raw, m.Params, "notifications")
+	if !found {
+		// Absent, or in two spellings ("notifications" is a routed key
+		// elsewhere: Parse took params apart, and Field refuses both).
+		if bytes.Contains(bytes.ToLower(m.Bytes(m.Params)), []byte("taskid")) {
+			return m, false
+		}
+		return m, true
+	}
+	ids, found := wire.Field(m.Raw, notif, "taskIds")
+	if !found {
+		// Absent, or there in more than one spelling (a duplicate, an
+		// escape, another case), which a decoder still reads one way.
+		var keys map[string]json.RawMessage
+		json.Unmarshal(m.Bytes(notif), &keys)
+		for k := range keys {
+			if strings.EqualFold(k, "taskIds") {
+				return m, false
+			}
+		}
+		return m, true
+	}
+	elems, _ := wire.Elements(m.Raw, ids) // not an array: none kept
+	who := cl.principalKey()
+	kept := append(make([]byte, 0, ids.End-ids.Start), '[')
+	for _, e := range elems {
+		if id, _ := wire.StringValue(m.Raw, e); id == "" || !c.tasks.owns(who, id) {
+			continue
+		}
+		if len(kept) > 1 {
+			kept = append(kept, ',')
+		}
+		kept = append(kept, m.Raw[e.Start:e.End]...)
+	}
+	var nm wire.Message
+	if err := wire.Parse(wire.Splice(m.Raw, wire.Edit{Span: ids, Value: append(kept, ']')}), &nm); err != nil {
+		return m, false
+	}
+	return &nm, true
+}
+
+// taskNotificationOwner returns whose task a task status notification is
+// about (2025-11-25 notifications/tasks/status, SEP-2663
+// notifications/tasks); ok is false for any other notification. bound is
+// false for a task bound to no one: then it is nobody's to see.
+func (c *childConn) taskNotificationOwner(m *wire.Message) (owner string, bound, ok bool) {
+	if m.Method != "notifications/tasks/status" && m.Method != "notifications/tasks" {
+		return "", false, false
+	}
+	id, _ := wire.StringField(m.Raw, m.Params, "taskId")
+	owner, bound = c.tasks.ownerOf(id)
+	return owner, bound, true
 }

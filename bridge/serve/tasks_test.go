@@ -98,6 +98,28 @@ func TestTasksBoundToPrincipalModern(t *testing.T) {
 		t.Errorf("A tasks/get: %v", r)
 	}
 	okResult(t, "A tasks/update", a.call("tasks/update", taskParams+`,"inputResponses":{}`))
+	// Listening to a task is reading it (notifications/tasks carry its
+	// result): B's listen reaches the child without A's task id, A's with.
+	okResult(t, "B creates", bb.call("tools/call", `"name":"slow","arguments":{}`))
+	listen := `"notifications":{"taskIds":["` + id + `","task-2","task-999"]}`
+	if r := okResult(t, "B listens", bb.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "[task-2]" {
+		t.Errorf("B's listen reached the child with %v, want [task-2]", r["taskIds"])
+	}
+	if r := okResult(t, "A listens", a.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "["+id+"]" {
+		t.Errorf("A's listen reached the child with %v, want [%s]", r["taskIds"], id)
+	}
+	// taskIds in two spellings would be read one way by the bridge and
+	// another by the child: refused.
+	for _, hostile := range []string{
+		`"notifications":{"taskIds":["task-2"],"taskIds":["` + id + `"]}`,
+		`"notifications":{"taskIds":["task-2"],"TaskIds":["` + id + `"]}`,
+		`"notifications":{"task\u0049ds":["` + id + `"]}`,
+	} {
+		if m := bb.call("subscriptions/listen", hostile); m["error"] == nil {
+			t.Errorf("B's listen %s: %v, want an error", hostile, m)
+		}
+	}
+
 	okResult(t, "A tasks/cancel", a.call("tasks/cancel", taskParams))
 	if r := okResult(t, "A tasks/get after cancel", a.call("tasks/get", taskParams)); r["status"] != "cancelled" {
 		t.Errorf("A's cancel did not reach the child: %v", r)
