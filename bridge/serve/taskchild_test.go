@@ -62,7 +62,7 @@ func runTasksChild() int {
 				Notif  struct {
 					TaskIDs []string `json:"taskIds"`
 				} `json:"notifications"`
-				Meta   struct {
+				Meta struct {
 					Version string `json:"io.modelcontextprotocol/protocolVersion"`
 				} `json:"_meta"`
 			} `json:"params"`
