@@ -20,6 +20,8 @@ import (
 //   - tasks/get, tasks/update, tasks/cancel, tasks/result, tasks/list
 //     serve every task the process created, whoever asks: the child
 //     cannot tell the bridge's clients apart;
+//   - tasks/cancel of a 2025-11-25 client sends notifications/tasks/status
+//     for the task, then notifications/tools/list_changed;
 //   - subscriptions/listen answers at once with the task ids it was asked
 //     for (result.taskIds), so a test sees what reached the child.
 func tasksChild() func() *exec.Cmd {
@@ -129,6 +131,12 @@ func runTasksChild() int {
 				result(map[string]any{})
 			case "tasks/cancel":
 				t.Status = "cancelled"
+				if !modern {
+					// Told to whoever listens, then a server-wide
+					// notification every session gets after it.
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": shape(t)})
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
 				if modern {
 					result(map[string]any{})
 				} else {

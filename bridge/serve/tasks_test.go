@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"fmt"
 	"testing"
 	"time"
@@ -179,7 +181,36 @@ func TestTasksBoundToPrincipalLegacyShared(t *testing.T) {
 	if ts := l["tasks"].([]any); len(ts) != 1 || ts[0].(map[string]any)["taskId"] != id {
 		t.Errorf("A's list: %v, want only %s", ts, id)
 	}
+	// The status notification of A's task goes to A's session alone; the
+	// list_changed after it, to both.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	streams := map[*taskClient]chan sseEvent{}
+	for _, c := range []*taskClient{a, bb} {
+		_, ch := openSSE(t, ctx, http.MethodGet, b.URL, "", map[string]string{"Mcp-Session-Id": c.sid, "MCP-Protocol-Version": "2025-11-25", "Authorization": "Bearer " + c.token})
+		streams[c] = ch
+	}
 	okResult(t, "A tasks/cancel", a.call("tasks/cancel", taskParams))
+	for c, ch := range streams {
+		var seen []string
+		for ev := range ch {
+			var m struct{ Method string }
+			json.Unmarshal([]byte(ev.data), &m)
+			if m.Method == "notifications/tools/list_changed" {
+				break
+			}
+			if m.Method != "" {
+				seen = append(seen, m.Method)
+			}
+		}
+		want := "[]"
+		if c == a {
+			want = "[notifications/tasks/status]"
+		}
+		if fmt.Sprint(seen) != want {
+			t.Errorf("session of %s got %v before list_changed, want %s", c.token, seen, want)
+		}
+	}
 
 	// The shared child crashes and is started again (the sessions stay):
 	// A's task is gone with it, and says so in the bridge's words, before
