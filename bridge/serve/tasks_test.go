@@ -3,8 +3,8 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 )
