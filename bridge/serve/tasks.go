@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -312,25 +311,11 @@ func (c *childConn) ownListenTasks(cl *call, m *wire.Message) (out *wire.Message
 	}
 	notif, found := wire.Field(m.Raw, m.Params, "notifications")
 	if !found {
-		// Absent, or in two spellings ("notifications" is a routed key
-		// elsewhere: Parse took params apart, and Field refuses both).
-		if bytes.Contains(bytes.ToLower(m.Bytes(m.Params)), []byte("taskid")) {
-			return m, false
-		}
-		return m, true
+		return m, !spelledOtherwise(m.Bytes(m.Params), "notifications")
 	}
 	ids, found := wire.Field(m.Raw, notif, "taskIds")
 	if !found {
-		// Absent, or there in more than one spelling (a duplicate, an
-		// escape, another case), which a decoder still reads one way.
-		var keys map[string]json.RawMessage
-		json.Unmarshal(m.Bytes(notif), &keys)
-		for k := range keys {
-			if strings.EqualFold(k, "taskIds") {
-				return m, false
-			}
-		}
-		return m, true
+		return m, !spelledOtherwise(m.Bytes(notif), "taskIds")
 	}
 	elems, _ := wire.Elements(m.Raw, ids) // not an array: none kept
 	who := cl.principalKey()
@@ -349,6 +334,21 @@ func (c *childConn) ownListenTasks(cl *call, m *wire.Message) (out *wire.Message
 		return m, false
 	}
 	return &nm, true
+}
+
+// spelledOtherwise reports whether the object obj has key in a spelling
+// some decoder reads as key (a duplicate, an escape, another case) — what
+// is left when wire.Field found no one reading of it: absent, or
+// ambiguous.
+func spelledOtherwise(obj []byte, key string) bool {
+	var keys map[string]json.RawMessage
+	json.Unmarshal(obj, &keys)
+	for k := range keys {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // taskNotificationOwner returns whose task a task status notification is
