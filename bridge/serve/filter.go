@@ -18,7 +18,16 @@ func (c *childConn) hidden(m *wire.Message) bool {
 func (c *childConn) refuseHidden(cl *call, m *wire.Message) error {
 	c.log.Debug().Str("tool", m.Name).Msg("tools/call of a filtered tool refused")
 	idb := wire.AppendInt(nil, cl.childID)
-	return c.answerForChild(cl, wire.ErrorResponse(idb, wire.CodeInvalidParams, "tool "+strconv.Quote(m.Name)+" is not available", nil))
+	raw := wire.ErrorResponse(idb, wire.CodeInvalidParams, "tool "+strconv.Quote(m.Name)+" is not available", nil)
+	var resp wire.Message
+	if err := wire.Parse(raw, &resp); err != nil {
+		return err
+	}
+	if err := c.register(cl); err != nil {
+		return err
+	}
+	c.onResponse(&resp)
+	return nil
 }
 
 // filterTools drops the hidden tools from a tools/list result page. Only

@@ -32,6 +32,15 @@ func tasksChild() func() *exec.Cmd {
 	}
 }
 
+// init runs the tasks child when this binary was started as one: before
+// TestMain, so that the package's other child modes (testchild_test.go)
+// need not know of it.
+func init() {
+	if os.Getenv(testChildEnv) == "tasks" {
+		os.Exit(runTasksChild())
+	}
+}
+
 func runTasksChild() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)

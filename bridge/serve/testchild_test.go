@@ -45,9 +45,6 @@ func runTestChild() int {
 		fmt.Fprintln(os.Stderr, "usage: test-server --root DIR")
 		return 2
 	}
-	if os.Getenv(testChildEnv) == "tasks" {
-		return runTasksChild()
-	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
