@@ -23,7 +23,8 @@ func (b *Bridge) headersFor(m *wire.Message) http.Header {
 	}
 	h := http.Header{}
 	// 2026-07-28 streamable-http §Request metadata: MCP-Protocol-Version
-	// mirrors _meta, Mcp-Method the method, Mcp-Name the name or uri.
+	// mirrors _meta, Mcp-Method the method, Mcp-Name the name, uri or
+	// taskId (wire.NameSource).
 	h.Set(wire.HeaderProtocolVersion, m.ProtocolVersion)
 	if m.Kind == wire.KindRequest {
 		h.Set(wire.HeaderMethod, m.Method)

@@ -30,6 +30,7 @@ type call struct {
 	method   string
 	internal chan []byte // bridge-internal call: receives the raw response
 	sess     *session    // legacy session that sent it; nil for modern
+	who      Principal   // a modern request's principal (tasks.go)
 	logLevel bool        // a modern request that asked for log notifications
 	started  time.Time
 	op       *telemetry.Op // the request's telemetry; nil if off
@@ -79,6 +80,9 @@ type childConn struct {
 	warn  *ratelog.Kinds // rate-limits warnings about the child's output
 	// filter hides tools (Config.ToolFilter, filter.go); nil hides none.
 	filter func(name string) bool
+	// tasks binds the child's tasks to their creators (tasks.go).
+	tasks taskTable
+	bound bool // lim, warn and filter are set (hostOptions)
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -97,6 +101,7 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 		cl.childID = c.ids.Add(1)
 	}
 	cl.started = time.Now()
+	m, refusal := c.checkTasks(cl, m) // before the edits: it may rewrite m
 	// The trace context the request's Op holds (observe) goes into the
 	// same copy as the child's id; first, since when it cannot be spliced
 	// it edits m itself, and the id's span is then m's new one.
@@ -117,6 +122,9 @@ func (c *childConn) start(cl *call, m *wire.Message) error {
 	}
 	if c.hidden(m) {
 		return c.refuseHidden(cl, m)
+	}
+	if refusal != "" {
+		return c.refuseTask(cl, m.Method, refusal)
 	}
 	msg := wire.Splice(m.Raw, edits[:n]...)
 	if err := c.register(cl); err != nil {
@@ -147,7 +155,10 @@ func (c *childConn) register(cl *call) error {
 	return nil
 }
 
-func (c *childConn) attach(h *stdiohost.Host) { c.host.Store(h) }
+func (c *childConn) attach(h *stdiohost.Host) {
+	c.tasks.reset() // a new process: the old one's tasks are gone
+	c.host.Store(h)
+}
 
 // revive readies a connection object for a restarted child.
 func (c *childConn) revive() {
@@ -288,8 +299,13 @@ func (c *childConn) onResponse(m *wire.Message) {
 		cl.internal <- clone(m.Raw)
 		return
 	}
-	if cl.method == "tools/list" {
+	switch cl.method {
+	case "tools/list":
 		m = c.filterTools(m)
+	case "tools/call":
+		c.bindTask(cl, m)
+	case "tasks/list":
+		m = c.filterTaskList(cl, m)
 	}
 	if cl.onFinal != nil && cl.onFinal(m) {
 		return

@@ -53,6 +53,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	sk := h.newSink(1)
 	cl := &call{
 		method:   m.Method,
+		who:      h.guard.principal(r),
 		sink:     sk,
 		logLevel: m.LogLevel != "",
 		op:       opOf(w),

@@ -496,7 +496,11 @@ func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) 
 // hostOptions are the stdiohost options of a child for conn, which it
 // binds to the Handler's budgets.
 func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
-	conn.lim, conn.warn, conn.filter = h.lim, h.warn, h.cfg.ToolFilter
+	if !conn.bound {
+		// Once: a connection that outlives its child (legacyShared) is
+		// read by requests while the next child starts.
+		conn.lim, conn.warn, conn.filter, conn.bound = h.lim, h.warn, h.cfg.ToolFilter, true
+	}
 	return stdiohost.Options{
 		Watch:          h.crash,
 		OnMessage:      conn.onMessage,

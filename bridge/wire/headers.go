@@ -26,14 +26,21 @@ const (
 var ErrHeaderValue = errors.New("wire: invalid header value")
 
 // NameSource returns which body field a method mirrors into Mcp-Name
-// ("name" or "uri"), or "" when the method carries no Mcp-Name
-// (streamable-http §Standard request headers).
+// ("name", "uri" or "taskId"), or "" when the method carries no Mcp-Name
+// (streamable-http §Standard request headers). The tasks methods are the
+// Tasks extension's (SEP-2663 §Streamable HTTP: Routing Headers): "When
+// tasks/get, tasks/update, or tasks/cancel is sent over the Streamable
+// HTTP transport, the client MUST set the Mcp-Name header ... to the value
+// of params.taskId", so that load balancers can route a task's requests to
+// the instance holding it.
 func NameSource(method string) string {
 	switch method {
 	case "tools/call", "prompts/get":
 		return "name"
 	case "resources/read":
 		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
 	}
 	return ""
 }
@@ -46,6 +53,8 @@ func (m *Message) NameValue() (string, bool) {
 		return m.Name, true
 	case "uri":
 		return m.URI, true
+	case "taskId":
+		return m.TaskID, true
 	}
 	return "", false
 }

@@ -53,7 +53,7 @@ type keySet []string
 // message in which they are ambiguous before anyone reads them.
 var (
 	envelopeKeys = keySet{"jsonrpc", "id", "method", "params", "result", "error"}
-	paramsKeys   = keySet{"name", "uri", "arguments", "_meta", "requestId", "progressToken", "cursor",
+	paramsKeys   = keySet{"name", "uri", "arguments", "_meta", "requestId", "progressToken", "taskId", "cursor",
 		"level", "requestState", "inputResponses", "protocolVersion", "capabilities", "clientInfo"}
 	metaKeys = keySet{"progressToken", MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo,
 		MetaLogLevel, MetaSubscriptionID, MetaServerInfo}
@@ -77,6 +77,7 @@ const (
 	parMeta
 	parRequestID
 	parProgressToken
+	parTaskID
 )
 
 const (

@@ -42,6 +42,9 @@ var hostile = []string{
 	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progre\u017fsToken\":2}}", // ſ folds to s
 	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressTo\u212aen\":2}}", // Kelvin sign folds to k
 	`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","Cursor":"b"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"mine","taskId":"theirs"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"mine","task\u0049d":"theirs"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"taskId":"mine","TaskId":"theirs"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{},"_Meta":{"progressToken":9}}}`,
 	// params._meta.
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1,"progressToken":2}}}`,

@@ -72,6 +72,7 @@ type Message struct {
 	Arguments Span   // params.arguments (tools/call)
 	Meta      Span   // params._meta
 	RequestID Span   // params.requestId (notifications/cancelled)
+	TaskID    string // params.taskId (tasks/get, tasks/update, tasks/cancel, tasks/result)
 
 	// ProgressToken is params._meta.progressToken in a request and
 	// params.progressToken in notifications/progress.
@@ -272,6 +273,10 @@ func (p *parser) params(key []byte, s int) (int, error) {
 		p.m.RequestID = sp
 	case parProgressToken:
 		p.paramsToken = sp
+	case parTaskID:
+		if raw[s] == '"' {
+			p.m.TaskID, err = stringValue(raw[s:e])
+		}
 	}
 	return e, err
 }

@@ -1,0 +1,348 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// taskClient is one principal's raw client of a bridge.
+type taskClient struct {
+	t      *testing.T
+	url    string
+	token  string
+	sid    string // a legacy session's id; "" for 2026-07-28 requests
+	nextID int
+}
+
+// call sends a request and returns the response that carries its id.
+func (c *taskClient) call(method, params string) map[string]any {
+	c.t.Helper()
+	c.nextID++
+	var hdr map[string]string
+	body := ""
+	if c.sid == "" {
+		name := ""
+		var p map[string]any
+		json.Unmarshal([]byte("{"+params+"}"), &p)
+		for _, k := range []string{"name", "taskId"} {
+			if v, ok := p[k].(string); ok {
+				name = v
+			}
+		}
+		hdr = modernHeaders(method, name)
+		sep := ""
+		if params != "" {
+			sep = ","
+		}
+		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s%s}}`, c.nextID, method, params, sep, modernMeta)
+	} else {
+		hdr = map[string]string{"Mcp-Session-Id": c.sid, "MCP-Protocol-Version": "2025-11-25"}
+		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, c.nextID, method, params)
+	}
+	hdr["Authorization"] = "Bearer " + c.token
+	resp, raw := rawPost(c.t, c.url, body, hdr)
+	for _, m := range messages(c.t, resp, raw) {
+		if id, ok := m["id"].(float64); ok && int(id) == c.nextID {
+			return m
+		}
+	}
+	c.t.Fatalf("%s: no response (%d): %s", method, resp.StatusCode, raw)
+	return nil
+}
+
+// notFound asserts the bridge's answer for a task the caller may not see:
+// the spec's error for a missing task, the same for every such id.
+func notFound(t *testing.T, what string, m map[string]any) {
+	t.Helper()
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32602) || e["message"] != errTaskNotFound {
+		t.Errorf("%s: %v, want -32602 %q", what, m, errTaskNotFound)
+	}
+}
+
+func okResult(t *testing.T, what string, m map[string]any) map[string]any {
+	t.Helper()
+	r, _ := m["result"].(map[string]any)
+	if r == nil {
+		t.Fatalf("%s: %v, want a result", what, m)
+	}
+	return r
+}
+
+// TestTasksBoundToPrincipalModern: two principals share one 2026-07-28
+// child; B cannot get, update or cancel the task A created, and gets the
+// answer a made-up id gets; A can. A restarted child's tasks are unknown,
+// also when the new child hands the same id out again.
+func TestTasksBoundToPrincipalModern(t *testing.T) {
+	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildModern, AuthTokens: []string{"token-a", "token-b"}})
+	a := &taskClient{t: t, url: b.URL, token: "token-a"}
+	bb := &taskClient{t: t, url: b.URL, token: "token-b"}
+
+	created := okResult(t, "A creates", a.call("tools/call", `"name":"slow","arguments":{}`))
+	id, _ := created["taskId"].(string)
+	if created["resultType"] != "task" || id == "" {
+		t.Fatalf("CreateTaskResult: %v", created)
+	}
+	taskParams := `"taskId":"` + id + `"`
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		params := taskParams
+		if method == "tasks/update" {
+			params += `,"inputResponses":{}`
+		}
+		notFound(t, "B "+method, bb.call(method, params))
+	}
+	notFound(t, "B made-up id", bb.call("tasks/get", `"taskId":"task-999"`))
+	if r := okResult(t, "A tasks/get", a.call("tasks/get", taskParams)); r["taskId"] != id || r["status"] != "working" {
+		t.Errorf("A tasks/get: %v", r)
+	}
+	okResult(t, "A tasks/update", a.call("tasks/update", taskParams+`,"inputResponses":{}`))
+	// Listening to a task is reading it (notifications/tasks carry its
+	// result): B's listen reaches the child without A's task id, A's with.
+	okResult(t, "B creates", bb.call("tools/call", `"name":"slow","arguments":{}`))
+	listen := `"notifications":{"taskIds":["` + id + `","task-2","task-999"]}`
+	if r := okResult(t, "B listens", bb.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "[task-2]" {
+		t.Errorf("B's listen reached the child with %v, want [task-2]", r["taskIds"])
+	}
+	if r := okResult(t, "A listens", a.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "["+id+"]" {
+		t.Errorf("A's listen reached the child with %v, want [%s]", r["taskIds"], id)
+	}
+	// taskIds in two spellings would be read one way by the bridge and
+	// another by the child: refused.
+	for _, hostile := range []string{
+		`"notifications":{"taskIds":["task-2"],"taskIds":["` + id + `"]}`,
+		`"notifications":{"taskIds":["task-2"],"TaskIds":["` + id + `"]}`,
+		`"notifications":{"task\u0049ds":["` + id + `"]}`,
+	} {
+		if m := bb.call("subscriptions/listen", hostile); m["error"] == nil {
+			t.Errorf("B's listen %s: %v, want an error", hostile, m)
+		}
+	}
+
+	okResult(t, "A tasks/cancel", a.call("tasks/cancel", taskParams))
+	if r := okResult(t, "A tasks/get after cancel", a.call("tasks/get", taskParams)); r["status"] != "cancelled" {
+		t.Errorf("A's cancel did not reach the child: %v", r)
+	}
+
+	// The child crashes; its successor counts from task-1 again.
+	bb.call("tools/call", `"name":"exit","arguments":{}`)
+	var again map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		m := bb.call("tools/call", `"name":"slow","arguments":{}`)
+		if r, ok := m["result"].(map[string]any); ok {
+			again = r
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no task after the restart: %v", m)
+		}
+	}
+	if again["taskId"] != id {
+		t.Fatalf("restarted child's first task %v, want the id %s again", again["taskId"], id)
+	}
+	notFound(t, "A's task after the child restarted", a.call("tasks/get", taskParams))
+	okResult(t, "B's new task", bb.call("tasks/get", taskParams))
+}
+
+// TestTasksBoundToPrincipalLegacyShared: 2025-11-25 sessions of two
+// principals on one shared child (--session-mode shared): B cannot get,
+// fetch the result of, cancel or list A's task; A can, and A's list
+// leaves out B's.
+func TestTasksBoundToPrincipalLegacyShared(t *testing.T) {
+	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildLegacy, SessionMode: SessionShared, AuthTokens: []string{"token-a", "token-b"}})
+	a := &taskClient{t: t, url: b.URL, token: "token-a"}
+	a.sid = legacyInit(t, b.URL, "Bearer token-a", "2025-11-25")
+	bb := &taskClient{t: t, url: b.URL, token: "token-b"}
+	bb.sid = legacyInit(t, b.URL, "Bearer token-b", "2025-11-25")
+
+	r := okResult(t, "A creates", a.call("tools/call", `"name":"slow","arguments":{},"task":{"ttl":60000}`))
+	task, _ := r["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if id == "" {
+		t.Fatalf("CreateTaskResult: %v", r)
+	}
+	taskParams := `"taskId":"` + id + `"`
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		notFound(t, "B "+method, bb.call(method, taskParams))
+	}
+	if l := okResult(t, "B tasks/list", bb.call("tasks/list", "")); len(l["tasks"].([]any)) != 0 {
+		t.Errorf("B lists A's task: %v", l)
+	}
+	okResult(t, "B creates", bb.call("tools/call", `"name":"slow","arguments":{},"task":{}`))
+
+	if r := okResult(t, "A tasks/get", a.call("tasks/get", taskParams)); r["taskId"] != id {
+		t.Errorf("A tasks/get: %v", r)
+	}
+	okResult(t, "A tasks/result", a.call("tasks/result", taskParams))
+	l := okResult(t, "A tasks/list", a.call("tasks/list", ""))
+	if ts := l["tasks"].([]any); len(ts) != 1 || ts[0].(map[string]any)["taskId"] != id {
+		t.Errorf("A's list: %v, want only %s", ts, id)
+	}
+	// The status notification of A's task goes to A's session alone; the
+	// list_changed after it, to both.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	streams := map[*taskClient]chan sseEvent{}
+	for _, c := range []*taskClient{a, bb} {
+		_, ch := openSSE(t, ctx, http.MethodGet, b.URL, "", map[string]string{"Mcp-Session-Id": c.sid, "MCP-Protocol-Version": "2025-11-25", "Authorization": "Bearer " + c.token})
+		streams[c] = ch
+	}
+	okResult(t, "A tasks/cancel", a.call("tasks/cancel", taskParams))
+	for c, ch := range streams {
+		var seen []string
+		for ev := range ch {
+			var m struct{ Method string }
+			json.Unmarshal([]byte(ev.data), &m)
+			if m.Method == "notifications/tools/list_changed" {
+				break
+			}
+			if m.Method != "" {
+				seen = append(seen, m.Method)
+			}
+		}
+		want := "[]"
+		if c == a {
+			want = "[notifications/tasks/status]"
+		}
+		if fmt.Sprint(seen) != want {
+			t.Errorf("session of %s got %v before list_changed, want %s", c.token, seen, want)
+		}
+	}
+
+	// The shared child crashes and is started again (the sessions stay):
+	// A's task is gone with it, and says so in the bridge's words, before
+	// and after the new child hands the id out again.
+	bb.call("tools/call", `"name":"exit","arguments":{}`)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, ok := bb.call("tools/list", "")["result"]; ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("shared child did not come back")
+		}
+	}
+	notFound(t, "A's task after the restart", a.call("tasks/get", taskParams))
+	okResult(t, "B creates after the restart", bb.call("tools/call", `"name":"slow","arguments":{},"task":{}`))
+	notFound(t, "A's task id, now B's", a.call("tasks/get", taskParams))
+}
+
+// TestTaskMcpNameRequired: SEP-2663 §Streamable HTTP: Routing Headers
+// makes Mcp-Name = params.taskId a MUST; serve checks it as it checks the
+// other request headers (400, -32020), before any task lookup.
+func TestTaskMcpNameRequired(t *testing.T) {
+	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildModern})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"task-1",` + modernMeta + `}}`
+	for _, name := range []string{"", "task-2", "=?base64?!!?="} {
+		resp, raw := rawPost(t, b.URL, body, modernHeaders("tasks/get", name))
+		if resp.StatusCode != 400 {
+			t.Errorf("Mcp-Name %q: status %d %s, want 400", name, resp.StatusCode, raw)
+			continue
+		}
+		if e := messages(t, resp, raw)[0]["error"].(map[string]any); e["code"] != float64(-32020) {
+			t.Errorf("Mcp-Name %q: %v, want -32020", name, e)
+		}
+	}
+	resp, raw := rawPost(t, b.URL, body, modernHeaders("tasks/get", "task-1"))
+	notFound(t, "matching Mcp-Name, no such task", messages(t, resp, raw)[0])
+}
+
+// The table's bounds: a principal at its share loses its own oldest task
+// (not another's), expired bindings go, and a reset forgets all.
+func TestTaskTableBounds(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tt := &taskTable{now: func() time.Time { return now }}
+	tt.bind("a-first", "a", time.Minute)
+	tt.bind("b-1", "b", time.Minute)
+	for i := range maxTasksPer - 1 {
+		tt.bind(fmt.Sprintf("a-%d", i), "a", time.Hour)
+	}
+	tt.bind("a-more", "a", time.Hour) // a at its share: a-first (soonest) goes
+	if tt.owns("a", "a-first") || !tt.owns("a", "a-more") || !tt.owns("b", "b-1") {
+		t.Error("eviction at a principal's share took the wrong task")
+	}
+	if tt.owns("b", "a-more") || tt.owns("a", "b-1") {
+		t.Error("a task owned by another principal")
+	}
+	now = now.Add(2 * time.Minute)
+	if tt.owns("b", "b-1") {
+		t.Error("expired binding still owned")
+	}
+	tt.bind("x", "c", 0) // no ttl: the default
+	now = now.Add(defaultTaskTTL - time.Second)
+	if !tt.owns("c", "x") {
+		t.Error("default ttl too short")
+	}
+	tt.bind("b-1", "b", time.Minute)
+	tt.bind("b-1", "c", time.Minute) // the id handed out again: the new creator owns it
+	if tt.owns("b", "b-1") || !tt.owns("c", "b-1") {
+		t.Error("a re-issued id kept its old owner")
+	}
+	tt.reset()
+	if tt.size() != 0 || tt.owns("c", "x") {
+		t.Error("reset kept tasks")
+	}
+	for i := range maxTasks + 10 {
+		tt.bind(fmt.Sprintf("t-%d", i), fmt.Sprintf("p-%d", i%20), time.Hour)
+	}
+	if n := tt.size(); n > maxTasks {
+		t.Errorf("table holds %d, cap %d", n, maxTasks)
+	}
+}
+
+// FuzzOwnListenTasks: whatever a subscriptions/listen request looks like,
+// what the child is sent names no task the caller does not own, read by
+// a case-insensitive decoder (Go's) or an exact one (JavaScript's).
+func FuzzOwnListenTasks(f *testing.F) {
+	for _, s := range []string{
+		`{"notifications":{"taskIds":["mine","theirs"]}}`,
+		`{"notifications":{"taskIds":["mine"],"taskIds":["theirs"]}}`,
+		`{"notifications":{"task\u0049ds":["theirs"]}}`,
+		`{"notifications":{},"Notifications":{"task\u0049ds":["theirs"]}}`,
+		`{"notifications":{"taskIds":["the\u0069rs"]},"_meta":{}}`,
+		`{"notifications":{"toolsListChanged":true}}`,
+	} {
+		f.Add(s)
+	}
+	c := &childConn{}
+	c.tasks.bind("mine", "token:a", time.Hour)
+	c.tasks.bind("theirs", "token:b", time.Hour)
+	cl := &call{who: Principal{key: "token:a"}}
+	f.Fuzz(func(t *testing.T, params string) {
+		var m wire.Message
+		if wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":`+params+`}`), &m) != nil || !wire.Valid(m.Raw) {
+			return
+		}
+		out, ok := c.ownListenTasks(cl, &m)
+		if !ok {
+			return
+		}
+		var ci struct { // encoding/json matches field names case-insensitively
+			Params struct {
+				Notifications struct {
+					TaskIDs []any `json:"taskIds"`
+				} `json:"notifications"`
+			} `json:"params"`
+		}
+		var exact struct {
+			Params map[string]json.RawMessage `json:"params"`
+		}
+		json.Unmarshal(out.Raw, &ci)
+		json.Unmarshal(out.Raw, &exact)
+		var exactIDs struct {
+			TaskIDs []any `json:"taskIds"`
+		}
+		var notif map[string]json.RawMessage
+		json.Unmarshal(exact.Params["notifications"], &notif)
+		json.Unmarshal(notif["taskIds"], &exactIDs.TaskIDs)
+		for _, id := range append(ci.Params.Notifications.TaskIDs, exactIDs.TaskIDs...) {
+			if id == "theirs" {
+				t.Fatalf("sent %s for %s", out.Raw, params)
+			}
+		}
+	})
+}
