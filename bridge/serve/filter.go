@@ -17,16 +17,7 @@ func (c *childConn) hidden(m *wire.Message) bool { return wire.HiddenCall(m, c.f
 // session's bookkeeping settled), and the child never sees the request.
 func (c *childConn) refuseHidden(cl *call, m *wire.Message) error {
 	c.log.Debug().Str("tool", m.Name).Msg("tools/call of a filtered tool refused")
-	raw := wire.HiddenCallError(wire.AppendInt(nil, cl.childID), m.Name)
-	var resp wire.Message
-	if err := wire.Parse(raw, &resp); err != nil {
-		return err
-	}
-	if err := c.register(cl); err != nil {
-		return err
-	}
-	c.onResponse(&resp)
-	return nil
+	return c.answerForChild(cl, wire.HiddenCallError(wire.AppendInt(nil, cl.childID), m.Name))
 }
 
 // filterTools drops the hidden tools from a tools/list result page.

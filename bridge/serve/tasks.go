@@ -286,8 +286,9 @@ func (c *childConn) filterTaskList(cl *call, m *wire.Message) *wire.Message {
 
 // answerForChild delivers raw, a response the bridge makes up in the
 // child's place for cl (its id the child id), the way of any response:
-// the client's id restored, a legacy session's bookkeeping settled (as
-// refuseHidden does for a hidden tool).
+// the client's id restored, a legacy session's bookkeeping settled. A
+// hidden tool's call (refuseHidden) and another principal's task are
+// answered so.
 func (c *childConn) answerForChild(cl *call, raw []byte) error {
 	var resp wire.Message
 	if err := wire.Parse(raw, &resp); err != nil {
