@@ -42,6 +42,11 @@ step() {
 	(while sleep 30; do printf '   ... still running: %s (%ds)\n' "$name" "$(($(date +%s) - since))"; done) &
 	heartbeat=$!
 }
+# finish ends the run's output without a heartbeat behind it.
+finish() {
+	stop_heartbeat
+	printf '\n== %s (at %ds)\n' "$*" "$(($(date +%s) - started))"
+}
 need() { command -v "$1" >/dev/null || { echo "scripts/test.sh: $1 is required" >&2; exit 1; }; }
 need go
 # Debian installs haproxy and nginx in sbin, which a non-login PATH may lack.
@@ -100,7 +105,7 @@ go vet -tags interop ./scripts/interop/
 if [ "$what" = quick ]; then
 	step "unit tests (race detector, goroutine leak checks, -short)"
 	go test -race -short -count=1 -timeout 10m ./...
-	step "done (quick, $(($(date +%s) - started))s)"
+	finish "done (quick)"
 	exit 0
 fi
 
@@ -181,7 +186,7 @@ fuzz ./bridge/telemetry FuzzLabelValue
 fuzz ./bridge/exec FuzzToolsFile
 fuzz ./bridge/exec FuzzArgv
 
-[ "$what" = go ] && { step "done (Go only, $(($(date +%s) - started))s)"; exit 0; }
+[ "$what" = go ] && { finish "done (Go only)"; exit 0; }
 
 need node
 need npm
@@ -192,4 +197,4 @@ step "interop with third-party peers and the official conformance suite"
 # 45m: the OAuth runs of issue 9 (auth scenarios through connect and mcp-remote) added about 10 min.
 go test -tags interop -count=1 -timeout 45m ./scripts/interop/
 
-step "done ($(($(date +%s) - started))s)"
+finish "done"
