@@ -47,7 +47,14 @@ func remoteServer(t *testing.T) string {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.Close()
+		// A session the bridge did not get to DELETE (a test that ended
+		// first) keeps its reader in the SDK server: end them with it.
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	})
 	return ts.URL + "/mcp"
 }
 

@@ -27,7 +27,12 @@ func sseRemoteServer(t *testing.T) string {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.Close()
+		for ss := range srv.Sessions() {
+			ss.Close()
+		}
+	})
 	return ts.URL + "/sse"
 }
 
