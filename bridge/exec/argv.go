@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,11 @@ type argPart struct {
 // parseArgTemplate reads one element of "args".
 func parseArgTemplate(s string) (argTemplate, error) {
 	var t argTemplate
+	// No operating system passes a NUL inside an argument (exec would
+	// fail at every call): the file is refused at load instead.
+	if strings.IndexByte(s, 0) >= 0 {
+		return t, errors.New("contains a NUL character")
+	}
 	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
