@@ -35,11 +35,22 @@ const remoteToken = "remote-secret-7d1f"
 // remoteServer is a Go SDK Streamable HTTP server that refuses requests
 // without the bearer token.
 func remoteServer(t *testing.T) string {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	srv := peerServer("remote")
+	return tokenPeer(t, srv, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)) + "/mcp"
+}
+
+// peerServer is a Go SDK server with one tool, whereami, answering name.
+func peerServer(name string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whereami"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "remote"}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	return srv
+}
+
+// tokenPeer serves h (srv's transport) behind the bearer token and
+// returns its base URL.
+func tokenPeer(t *testing.T, srv *mcp.Server, h http.Handler) string {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+remoteToken {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -55,7 +66,7 @@ func remoteServer(t *testing.T) string {
 			ss.Close()
 		}
 	})
-	return ts.URL + "/mcp"
+	return ts.URL
 }
 
 // configJSON is the test file: two stdio servers, a remote one, a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,25 +14,8 @@ import (
 // sseRemoteServer is a Go SDK server on the legacy HTTP+SSE transport
 // (2024-11-05) that demands the bearer token; it returns its SSE URL.
 func sseRemoteServer(t *testing.T) string {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "old", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "whereami"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sse remote"}}}, nil, nil
-	})
-	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+remoteToken {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ts.Close()
-		for ss := range srv.Sessions() {
-			ss.Close()
-		}
-	})
-	return ts.URL + "/sse"
+	srv := peerServer("sse remote")
+	return tokenPeer(t, srv, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)) + "/sse"
 }
 
 // A "type": "sse" remote entry is proxied at /servers/<name>/mcp and in
