@@ -12,6 +12,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"servers": {"a": {"type": "http", "url": "http://h/${X:-y}"}}}`))
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"servers": {"a": {"tools": {"allow": ["*"]}}}}}`))
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["${A}"]}}}`))
+	f.Add([]byte(`{"mcpServers": {"0": {"command": "${A:-}${Z:-}"}}}`))
 	look := env("GH_TOKEN", "t", "PATH_PART", "p", "A", "1")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse(data, look)

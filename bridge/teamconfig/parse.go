@@ -256,6 +256,14 @@ func (p *parser) server(e entry) (*Server, error) {
 	if s.URL, err = x("url", h.URL); err != nil {
 		return nil, err
 	}
+	// "${CMD:-}" with CMD unset expands to nothing: an entry that was a
+	// command or a url before expansion must still be one after it.
+	if h.Command != "" && s.Command == "" {
+		return nil, p.errorf(e.off, "%s: command %q expands to an empty string", what, h.Command)
+	}
+	if h.URL != "" && s.URL == "" {
+		return nil, p.errorf(e.off, "%s: url %q expands to an empty string", what, h.URL)
+	}
 	if s.URL != "" && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 		return nil, p.errorf(e.off, "%s: url must start with http:// or https://", what)
 	}

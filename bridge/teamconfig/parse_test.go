@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", `{"mcpServers": {"a": {"command": "x",}}}`, "invalid character"},
 		{"no servers", `{"mcpBridge": {}}`, `no "mcpServers"`},
 		{"vs code input", `{"servers": {"a": {"command": "x", "env": {"K": "${input:key}"}}}}`, "not supported"},
+		{"command expands to nothing", `{"mcpServers": {"a": {"command": "${NOPE:-}"}}}`, `command "${NOPE:-}" expands to an empty string`},
+		{"url expands to nothing", `{"mcpServers": {"a": {"url": "${NOPE:-}"}}}`, `url "${NOPE:-}" expands to an empty string`},
 		{"url scheme", `{"mcpServers": {"a": {"url": "ftp://h/mcp"}}}`, "http:// or https://"},
 		{"join timeout number", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": 5000}}`, `joinTimeout must be a string such as "5s"`},
 		{"join timeout unit", `{"mcpServers": {"a": {"command": "x"}}, "mcpBridge": {"joinTimeout": "5"}}`, `joinTimeout "5"`},
