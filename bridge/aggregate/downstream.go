@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +21,11 @@ var ErrServerGone = errors.New("aggregate: server is not running")
 
 // A downstream is one server dialed for a session.
 type downstream struct {
-	s    *session
-	name string
-	idx  int // its place in Config.Servers
-	log  zerolog.Logger
+	s        *session
+	name     string
+	noPrefix bool // Server.NoPrefix
+	idx      int  // its place in Config.Servers
+	log      zerolog.Logger
 
 	out       io.ReadCloser // its stdout
 	in        io.WriteCloser
@@ -36,6 +38,7 @@ type downstream struct {
 	// From its initialize result; set before it is routable.
 	caps         capabilities
 	instructions string
+	extensions   map[string]json.RawMessage // capabilities.extensions
 	// Set before it is routable: rank is its place among the routable
 	// servers (the tie-breaker); late, whether it joined after the client's
 	// initialize was answered.
@@ -105,7 +108,7 @@ func (s *session) dial(i int) (*downstream, error) {
 		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
 	}
 	d := &downstream{
-		s: s, name: srv.Name, idx: i,
+		s: s, name: srv.Name, noPrefix: srv.NoPrefix, idx: i,
 		log: s.log.With().Str("server", srv.Name).Logger(),
 		out: out, in: in, closeWait: closeWait,
 		w:       lineio.NewWriter(in),
