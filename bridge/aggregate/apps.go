@@ -239,7 +239,7 @@ func (s *session) extensions(ds []*downstream) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	var ids []string
 	for _, d := range ds {
-		for id := range d.extensions {
+		for id := range d.caps.extensions {
 			if !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
@@ -250,7 +250,7 @@ func (s *session) extensions(ds []*downstream) map[string]json.RawMessage {
 		var settings json.RawMessage
 		var lacking, differing []string
 		for _, d := range ds {
-			v, ok := d.extensions[id]
+			v, ok := d.caps.extensions[id]
 			switch {
 			case !ok:
 				lacking = append(lacking, d.name)
@@ -271,6 +271,19 @@ func (s *session) extensions(ds []*downstream) map[string]json.RawMessage {
 		return nil
 	}
 	return out
+}
+
+// lateExtensions logs the extensions the session advertised that d, a
+// server joining late, does not honour alike: the client was told it may
+// use them, and with d it cannot. (A late server's own extensions were not
+// advertised; nothing needs saying about them.)
+func (s *session) lateExtensions(d *downstream) {
+	for id, settings := range s.offered.extensions {
+		if v, ok := d.caps.extensions[id]; !perEntry[id] && (!ok || !sameJSON(settings, v)) {
+			d.log.Warn().Str("extension", id).
+				Msg("aggregate: a server joined late without an extension this session advertised; requests using it may fail on its entries")
+		}
+	}
 }
 
 // sameJSON compares two JSON values, ignoring white space and key order.

@@ -3,9 +3,11 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -309,5 +311,42 @@ func TestAppsExtensions(t *testing.T) {
 	h2 := newHarness(t, Config{Servers: []Server{newPipeServer("c", nil).server("c")}})
 	if ext := h2.connect(nil).InitializeResult().Capabilities.Extensions; len(ext) != 0 {
 		t.Errorf("extensions without any server's: %v", ext)
+	}
+}
+
+// TestAppsExtensionsLateServer: a server joining after initialize was
+// answered without an extension the session advertised is logged; the
+// session's answer stays what it was.
+func TestAppsExtensionsLateServer(t *testing.T) {
+	ext := map[string]any{"com.example/x": map[string]any{}}
+	a := newPipeServer("a", &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Extensions: ext}})
+	textTool(a.srv, "a", "echo")
+	b := newPipeServer("b", nil)
+	textTool(b.srv, "b", "echo")
+	gate := make(chan struct{})
+	late := b.server("b")
+	dial := late.Dial
+	late.Dial = func(ctx context.Context) (io.ReadCloser, io.WriteCloser, func() error, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, nil, nil, ctx.Err()
+		}
+		return dial(ctx)
+	}
+	changed := make(chan struct{}, 8)
+	h := newHarness(t, Config{Servers: []Server{a.server("a"), late}, JoinTimeout: 200 * time.Millisecond})
+	cs := h.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	if _, ok := cs.InitializeResult().Capabilities.Extensions["com.example/x"]; !ok {
+		t.Fatalf("extensions = %v", cs.InitializeResult().Capabilities.Extensions)
+	}
+	close(gate)
+	select {
+	case <-changed:
+	case <-ctxT(t).Done():
+		t.Fatal("b never joined")
+	}
+	if !logHas(h, "joined late without an extension") || !logHas(h, `"extension":"com.example/x"`) {
+		t.Errorf("the late server's missing extension was not logged: %s", h.log.String())
 	}
 }

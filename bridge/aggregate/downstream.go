@@ -38,7 +38,6 @@ type downstream struct {
 	// From its initialize result; set before it is routable.
 	caps         capabilities
 	instructions string
-	extensions   map[string]json.RawMessage // capabilities.extensions
 	// Set before it is routable: rank is its place among the routable
 	// servers (the tie-breaker); late, whether it joined after the client's
 	// initialize was answered.
@@ -67,6 +66,8 @@ type downstream struct {
 
 type capabilities struct {
 	tools, prompts, resources, subscribe, logging, completions bool
+	// extensions: capabilities.extensions, by identifier (see apps.go).
+	extensions map[string]json.RawMessage
 }
 
 // has reports whether the server lists k.
