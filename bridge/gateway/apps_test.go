@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
 
 const appMIME = "text/html;profile=mcp-app"
@@ -38,12 +40,15 @@ func appPeer(t *testing.T, name string) string {
 // (the server's HTML, under the listed URI), each tool's resourceUri is
 // its own server's listed URI, and app's tool is callable by its own name.
 func TestGatewayAggregateApps(t *testing.T) {
-	file := fmt.Sprintf(`{"mcpServers": {
+	app, app2 := appPeer(t, "app"), appPeer(t, "app2")
+	config := func(servers string) string {
+		return fmt.Sprintf(`{"mcpServers": {
     "app": {"type": "http", "url": %q, "headers": {"Authorization": "Bearer ${GW_REMOTE_TOKEN}"}},
     "app2": {"type": "http", "url": %q, "headers": {"Authorization": "Bearer ${GW_REMOTE_TOKEN}"}}
   },
-  "mcpBridge": {"aggregate": true, "servers": {"app": {"prefix": false}}}}`, appPeer(t, "app"), appPeer(t, "app2"))
-	gw := startGateway(t, file)
+  "mcpBridge": {"aggregate": true, "servers": {%s}}}`, app, app2, servers)
+	}
+	gw := startGateway(t, config(`"app": {"prefix": false}`))
 	for _, v := range versions[:2] {
 		t.Run(v.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -96,5 +101,33 @@ func TestGatewayAggregateApps(t *testing.T) {
 				t.Error(`"prefix": false still exposed app_show`)
 			}
 		})
+	}
+
+	// Both unprefixed: a collision the file shows is refused at load,
+	// naming both servers; one it does not show (no allow lists) is left
+	// to run time, where show goes to neither server and is logged.
+	_, err := teamconfig.Parse([]byte(config(`"app": {"prefix": false, "tools": {"allow": ["show"]}}, "app2": {"prefix": false, "tools": {"allow": ["show"]}}`)), lookup)
+	if err == nil || !strings.Contains(err.Error(), `mcpBridge.servers.app: "prefix": false exposes the tool "show" bare, and so does server "app2"`) {
+		t.Errorf("a bare collision the allow lists show was not refused at load: %v", err)
+	}
+	if _, err := gw.Reload(parse(t, config(`"app": {"prefix": false}, "app2": {"prefix": false}`))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := connectSDK(t, ctx, gw.URL+AggregatePath, "")
+	for names := toolNames(t, ctx, cs); !names["app_show"] || !names["app2_show"] || names["show"]; names = toolNames(t, ctx, cs) {
+		if ctx.Err() != nil {
+			t.Fatalf("after the reload: tools %v, want app_show and app2_show, no show", names)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the endpoint's list, not syncing goroutines
+	}
+	for _, server := range []string{"app", "app2"} {
+		if out := callOK(t, ctx, cs, server+"_show"); out != server+":show" {
+			t.Errorf("%s_show answered %q", server, out)
+		}
+	}
+	if !strings.Contains(gw.log.String(), "no server keeps it") {
+		t.Error("the run-time collision of show was not logged")
 	}
 }
