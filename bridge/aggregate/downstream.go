@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +21,11 @@ var ErrServerGone = errors.New("aggregate: server is not running")
 
 // A downstream is one server dialed for a session.
 type downstream struct {
-	s    *session
-	name string
-	idx  int // its place in Config.Servers
-	log  zerolog.Logger
+	s        *session
+	name     string
+	noPrefix bool // Server.NoPrefix
+	idx      int  // its place in Config.Servers
+	log      zerolog.Logger
 
 	out       io.ReadCloser // its stdout
 	in        io.WriteCloser
@@ -64,6 +66,8 @@ type downstream struct {
 
 type capabilities struct {
 	tools, prompts, resources, subscribe, logging, completions bool
+	// extensions: capabilities.extensions, by identifier (see apps.go).
+	extensions map[string]json.RawMessage
 }
 
 // has reports whether the server lists k.
@@ -105,7 +109,7 @@ func (s *session) dial(i int) (*downstream, error) {
 		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
 	}
 	d := &downstream{
-		s: s, name: srv.Name, idx: i,
+		s: s, name: srv.Name, noPrefix: srv.NoPrefix, idx: i,
 		log: s.log.With().Str("server", srv.Name).Logger(),
 		out: out, in: in, closeWait: closeWait,
 		w:       lineio.NewWriter(in),
