@@ -335,7 +335,7 @@ func TestAppsExtensionsLateServer(t *testing.T) {
 		return dial(ctx)
 	}
 	changed := make(chan struct{}, 8)
-	h := newHarness(t, Config{Servers: []Server{a.server("a"), late}, JoinTimeout: 200 * time.Millisecond})
+	h := newHarness(t, Config{Servers: []Server{a.server("a"), late}, JoinTimeout: time.Second})
 	cs := h.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	if _, ok := cs.InitializeResult().Capabilities.Extensions["com.example/x"]; !ok {
 		t.Fatalf("extensions = %v", cs.InitializeResult().Capabilities.Extensions)
