@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,7 +21,7 @@ import (
 // ccfgPeer is a Go SDK v1.8.0 Streamable HTTP server with echo, progress
 // and secret: stateful (the SDK's default, 2025 sessions only) or, with
 // modern, stateless and restricted to 2026-07-28.
-func ccfgPeer(t *testing.T, name string, modern bool) *httptest.Server {
+func ccfgPeer(t *testing.T, name string, modern bool) (*httptest.Server, http.Handler) {
 	t.Helper()
 	opts := &mcp.ServerOptions{}
 	if modern {
@@ -46,8 +47,8 @@ func ccfgPeer(t *testing.T, name string, modern bool) *httptest.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "secret"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "leaked"}}}, nil, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: modern}))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: modern})
+	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		ts.Close()
@@ -55,7 +56,7 @@ func ccfgPeer(t *testing.T, name string, modern bool) *httptest.Server {
 			ss.Close()
 		}
 	})
-	return ts
+	return ts, h
 }
 
 // (#26) connect --config: a Go SDK host speaking 2026-07-28 through ONE
@@ -65,7 +66,8 @@ func ccfgPeer(t *testing.T, name string, modern bool) *httptest.Server {
 // an entry's deny hides and refuses a tool, another's allow leaves its
 // others out; killing one remote leaves the others answering.
 func TestConnectConfigAggregatesRemotesAndStdio(t *testing.T) {
-	old, modern := ccfgPeer(t, "old", false), ccfgPeer(t, "new", true)
+	old, _ := ccfgPeer(t, "old", false)
+	modern, modernHandler := ccfgPeer(t, "new", true)
 	cfg := fmt.Sprintf(`{"mcpServers": {
   "old": {"type": "http", "url": %q, "headers": {"X-Test": "${CCFG_TEST_HEADER}"}},
   "new": {"type": "http", "url": %q},
@@ -167,13 +169,24 @@ func TestConnectConfigAggregatesRemotesAndStdio(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
 		}
 	}
-	mu.Lock()
+	// The SDK runs notification handlers apart from the call's result:
+	// the last ones may land just after it.
 	for _, tok := range []string{"old_progress", "new_progress"} {
-		if progress[tok] != 3 {
-			t.Errorf("%s: %d progress notifications, want 3", tok, progress[tok])
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := progress[tok]
+			mu.Unlock()
+			if n == 3 {
+				break
+			}
+			if n > 3 || time.Now().After(deadline) {
+				t.Errorf("%s: %d progress notifications, want 3", tok, n)
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // polling the SDK's handler goroutines
 		}
 	}
-	mu.Unlock()
 	for _, name := range []string{"old_secret", "new_secret"} {
 		if got, err := call(name, nil); err == nil || strings.Contains(got, "leaked") {
 			t.Errorf("the filtered %s was callable: %q", name, got)
@@ -189,6 +202,31 @@ func TestConnectConfigAggregatesRemotesAndStdio(t *testing.T) {
 	for name, want := range map[string]string{"old_echo": "old: still", "memos_auth_get_current_user": "users/1"} {
 		if got, err := call(name, map[string]any{"message": "still"}); err != nil || !strings.Contains(got, want) {
 			t.Errorf("%s after another remote was killed: %q, %v", name, got, err)
+		}
+	}
+	// It comes back at the same address: the open session reaches it
+	// again, with no restart of anything.
+	ln, err := net.Listen("tcp", modern.Listener.Addr().String())
+	if err != nil {
+		t.Fatalf("listening again at the modern remote's address: %v", err)
+	}
+	back := &httptest.Server{Listener: ln, Config: &http.Server{Handler: modernHandler}}
+	back.Start()
+	defer func() {
+		back.CloseClientConnections()
+		back.Close()
+	}()
+	for {
+		got, err := call("new_echo", map[string]any{"message": "back"})
+		if err == nil && got == "new: back" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("new_echo never answered again once its remote was back: %q, %v", got, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond): // polling the remote's return
 		}
 	}
 	if strings.Contains(stderr.String(), "ccfg-hdr-9f3e") {
