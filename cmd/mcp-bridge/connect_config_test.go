@@ -292,3 +292,37 @@ func textOf(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// --tools-allow/--tools-deny with --config filter the aggregated names,
+// on top of each entry's own filter: hidden and refused.
+func TestConnectConfigToolsDenyFlag(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}}`, bin["memos"])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.Command(bin["mcp-bridge"], "connect", "--config", file, "--tools-deny", "memos_memo_*")
+	var stderr lockedBuf
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("Connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "memos_auth_get_current_user") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "memos_memo_") }) {
+		t.Errorf("tools/list with --tools-deny memos_memo_*: %q", names)
+	}
+	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memos_memo_list_memos", Arguments: map[string]any{}}); err == nil && !r.IsError {
+		t.Errorf("the denied memos_memo_list_memos was callable: %+v", r)
+	}
+}
