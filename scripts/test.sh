@@ -159,6 +159,7 @@ fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope
+fuzz ./bridge/wire FuzzRewriteTaskIDs
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/serve FuzzOwnListenTasks
 fuzz ./httpclient FuzzParseEvent
