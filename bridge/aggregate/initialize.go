@@ -213,6 +213,9 @@ func (s *session) initResult(version string, ds []*downstream) initResult {
 			instructions = append(instructions, d.name+": "+d.instructions)
 		}
 	}
+	if t := offerTasks(ds); t != nil {
+		caps["tasks"] = t
+	}
 	return initResult{
 		ProtocolVersion: version,
 		Capabilities:    caps,
