@@ -177,7 +177,7 @@ fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
-fuzz ./bridge/aggregate FuzzSplitTaskID
+fuzz ./bridge/aggregate FuzzTaskOf
 fuzz ./bridge/telemetry FuzzWithTraceContext
 fuzz ./bridge/telemetry FuzzContainsFold
 fuzz ./bridge/telemetry FuzzTraceContext

@@ -71,18 +71,18 @@ func exposeTaskID(server, id string) string {
 	return server + "/" + taskMAC(server, id) + "/" + id
 }
 
-// splitTaskID undoes exposeTaskID; ok is false for anything it did not
-// make.
-func splitTaskID(exposed string) (server, id string, ok bool) {
-	server, rest, ok := strings.Cut(exposed, "/")
+// taskOf undoes exposeTaskID for server: the server's own id, and whether
+// exposed is an id exposeTaskID made for server.
+func taskOf(server, exposed string) (id string, ok bool) {
+	rest, ok := strings.CutPrefix(exposed, server+"/")
 	if !ok || len(rest) < taskMACLen+1 || rest[taskMACLen] != '/' {
-		return "", "", false
+		return "", false
 	}
 	mac, id := rest[:taskMACLen], rest[taskMACLen+1:]
 	if len(id) > maxTaskID || !hmac.Equal([]byte(mac), []byte(taskMAC(server, id))) {
-		return "", "", false
+		return "", false
 	}
-	return server, id, true
+	return id, true
 }
 
 // namespaceTasks renames the task ids of a message of d in place (see
@@ -106,6 +106,20 @@ func (d *downstream) namespaceTasks(m *wire.Message) {
 	*m = out
 }
 
+// ownTasks returns the client's message raw for d with its task ids as d
+// knows them (the related-task meta of an answer to d's elicitation,
+// say); an id that is not one of d's becomes "", no task of d's.
+func (d *downstream) ownTasks(raw []byte) []byte {
+	var m wire.Message
+	if wire.Parse(raw, &m) != nil || len(wire.TaskIDSpans(&m)) == 0 {
+		return raw
+	}
+	return wire.RewriteTaskIDs(&m, func(exposed string) string {
+		id, _ := taskOf(d.name, exposed)
+		return id
+	})
+}
+
 // byTask routes tasks/get, tasks/update, tasks/cancel and tasks/result to
 // the server in the task id, under the server's own id.
 func (s *session) byTask(ctx context.Context, m *wire.Message) []byte {
@@ -113,13 +127,14 @@ func (s *session) byTask(ctx context.Context, m *wire.Message) []byte {
 	if !ok || m.TaskID == "" {
 		return errorFor(m, wire.CodeInvalidParams, "aggregate: params.taskId is missing")
 	}
-	server, id, ok := splitTaskID(m.TaskID)
+	// By each server's name, not by a separator: the aggregate takes any
+	// name, "/" included.
 	var d *downstream
-	if ok {
-		for _, x := range s.downstreams() {
-			if x.name == server && !x.isGone() {
-				d = x
-			}
+	var id string
+	for _, x := range s.downstreams() {
+		if own, ok := taskOf(x.name, m.TaskID); ok && !x.isGone() {
+			d, id = x, own
+			break
 		}
 	}
 	if d == nil {

@@ -48,7 +48,7 @@ func (c *rawClient) call(id int, method, params string, notes *[]map[string]any)
 	}
 }
 
-func taskOf(t *testing.T, what string, m map[string]any) string {
+func taskIDIn(t *testing.T, what string, m map[string]any) string {
 	t.Helper()
 	r, _ := m["result"].(map[string]any)
 	if task, ok := r["task"].(map[string]any); ok {
@@ -83,7 +83,7 @@ func TestTasksNamespacedPerServer(t *testing.T) {
 		t.Fatalf("tasks capability %v, want list, cancel and requests.tools.call", caps["tasks"])
 	}
 	create := func(id int, tool string) string {
-		return taskOf(t, tool, c.call(id, "tools/call", `{"name":"`+tool+`","arguments":{},"task":{"ttl":60000}}`, nil))
+		return taskIDIn(t, tool, c.call(id, "tools/call", `{"name":"`+tool+`","arguments":{},"task":{"ttl":60000}}`, nil))
 	}
 	a1, b1, b2 := create(1, "a_slow"), create(2, "b_slow"), create(3, "b_slow")
 	if a1 == b1 || !strings.HasPrefix(a1, "a/") || !strings.HasPrefix(b1, "b/") || !strings.HasSuffix(a1, "/task-1") || !strings.HasSuffix(b2, "/task-2") {
@@ -92,12 +92,12 @@ func TestTasksNamespacedPerServer(t *testing.T) {
 	get := func(id int, task string) map[string]any {
 		return c.call(id, "tasks/get", `{"taskId":"`+task+`"}`, nil)
 	}
-	if got := taskOf(t, "tasks/get b2", get(4, b2)); got != b2 {
+	if got := taskIDIn(t, "tasks/get b2", get(4, b2)); got != b2 {
 		t.Errorf("tasks/get %s answered for %s", b2, got)
 	}
 	// Only server a has a task-1 cancelled afterwards: routing by the id.
 	var notes []map[string]any
-	if got := taskOf(t, "tasks/cancel a1", c.call(5, "tasks/cancel", `{"taskId":"`+a1+`"}`, &notes)); got != a1 {
+	if got := taskIDIn(t, "tasks/cancel a1", c.call(5, "tasks/cancel", `{"taskId":"`+a1+`"}`, &notes)); got != a1 {
 		t.Errorf("tasks/cancel %s answered for %s", a1, got)
 	}
 	for i, task := range []struct {
@@ -165,13 +165,33 @@ func TestTasksCapabilityOnlyWithTaskServers(t *testing.T) {
 	}
 }
 
-func FuzzSplitTaskID(f *testing.F) {
-	f.Add("a/0123456789abcdef/task-1")
-	f.Add(exposeTaskID("srv", "x/y"))
-	f.Fuzz(func(t *testing.T, s string) {
-		server, id, ok := splitTaskID(s)
+func FuzzTaskOf(f *testing.F) {
+	f.Add("a", "a/0123456789abcdef/task-1")
+	f.Add("srv", exposeTaskID("srv", "x/y"))
+	f.Add("a/b", exposeTaskID("a/b", "c"))
+	f.Fuzz(func(t *testing.T, server, s string) {
+		id, ok := taskOf(server, s)
 		if ok && exposeTaskID(server, id) != s {
-			t.Fatalf("%q split into %q %q, which expose as %q", s, server, id, exposeTaskID(server, id))
+			t.Fatalf("%q of %q is %q, which exposes as %q", s, server, id, exposeTaskID(server, id))
 		}
 	})
+}
+
+// The client's answer to a server's request names the task it relates to
+// as the client knows it; the server gets its own id back, and an id of
+// another server (or a made-up one) as "", no task of its.
+func TestTaskIDsBackToTheirServer(t *testing.T) {
+	d := &downstream{name: "a"}
+	answer := func(id string) string {
+		return `{"jsonrpc":"2.0","id":3,"result":{"action":"accept","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + id + `"}}}}`
+	}
+	for _, c := range []struct{ exposed, want string }{
+		{exposeTaskID("a", "task-1"), "task-1"},
+		{exposeTaskID("b", "task-1"), ""},
+		{"task-1", ""},
+	} {
+		if got := string(d.ownTasks([]byte(answer(c.exposed)))); got != answer(c.want) {
+			t.Errorf("ownTasks(%s) = %s, want %s", c.exposed, got, answer(c.want))
+		}
+	}
 }
