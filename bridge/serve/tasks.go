@@ -275,17 +275,34 @@ func (c *childConn) internalTasks(m *wire.Message) *wire.Message {
 	if len(wire.TaskIDSpans(m)) == 0 {
 		return m
 	}
-	p := c.tasks.idPrefix()
 	var out wire.Message
-	if wire.Parse(wire.RewriteTaskIDs(m, func(id string) string {
+	if wire.Parse(c.rewriteInternal(m), &out) != nil {
+		return m // cannot happen: strings replaced strings
+	}
+	return &out
+}
+
+func (c *childConn) rewriteInternal(m *wire.Message) []byte {
+	p := c.tasks.idPrefix()
+	return wire.RewriteTaskIDs(m, func(id string) string {
 		if inner, ok := strings.CutPrefix(id, p); ok {
 			return inner
 		}
 		return ""
-	}), &out) != nil {
-		return m // cannot happen: strings replaced strings
+	})
+}
+
+// internalAnswer is internalTasks for a client's answer to one of the
+// child's requests, raw: "All requests, notifications, and responses
+// related to a task MUST include the io.modelcontextprotocol/related-task
+// key" (2025-11-25 tasks), so an answer to an elicitation of a task names
+// the task as the client knows it.
+func (c *childConn) internalAnswer(raw []byte) []byte {
+	var m wire.Message
+	if wire.Parse(raw, &m) != nil || len(wire.TaskIDSpans(&m)) == 0 {
+		return raw
 	}
-	return &out
+	return c.rewriteInternal(&m)
 }
 
 // refuseTask answers a request the child must not see with -32602 and
