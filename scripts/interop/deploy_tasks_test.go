@@ -56,7 +56,9 @@ func lbTaskCall(t *testing.T, url, method, name, params string) (replica string,
 // by the replica that created it, with that task. Without the routing by
 // Mcp-Name, two of three would reach a replica that has no such task (or
 // has its own task-1: the ids carry the replica and the child's epoch, so
-// that is "not found" too, never another task).
+// that is "not found" too, never another task). Then r1 restarts: its
+// old task answers "Task not found" from r1, though the new child hands
+// task-1 out again.
 func TestDeployTasksReachTheirReplica(t *testing.T) {
 	rs := startReplicas(t, []string{env.taskchild})
 	for _, k := range balancers {
@@ -93,8 +95,38 @@ func TestDeployTasksReachTheirReplica(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s: %d tasks on %d replicas %v; %d tasks/get each answered by the task's replica in %v",
-				k.name, len(creator), len(perReplica), perReplica, gets, time.Since(t0).Round(time.Millisecond))
+			took := time.Since(t0)
+
+			// r1 restarts: its new child hands task-1 out again, under a
+			// new epoch. The old id still reaches r1 and answers "Task not
+			// found" — never the new task-1 — and the new one is found.
+			r1 := rs[0]
+			var old string
+			for id, rep := range creator {
+				if rep == r1.id {
+					old = id
+				}
+			}
+			r1.restart(t)
+			waitRouted(t, lb, r1.id)
+			var fresh string
+			for i := 0; i < 4*replicaCount && fresh == ""; i++ {
+				rep, res, e := lbTaskCall(t, lb.URL, "tools/call", "slow", `"name":"slow","arguments":{}`)
+				if id, _ := res["taskId"].(string); e == "" && rep == r1.id {
+					fresh = id
+				}
+			}
+			if fresh == "" || fresh == old || !strings.HasSuffix(fresh, ".task-1") {
+				t.Fatalf("restarted %s's first task %q (before: %q): want its task-1 under a new id", r1.id, fresh, old)
+			}
+			if rep, res, e := lbTaskCall(t, lb.URL, "tasks/get", old, `"taskId":"`+old+`"`); rep != r1.id || res != nil || !strings.Contains(e, "Task not found") {
+				t.Errorf("tasks/get of %s, a task of %s before its restart: from %q %v %s, want Task not found from %s", old, r1.id, rep, res, e, r1.id)
+			}
+			if rep, res, e := lbTaskCall(t, lb.URL, "tasks/get", fresh, `"taskId":"`+fresh+`"`); rep != r1.id || res["taskId"] != fresh {
+				t.Errorf("tasks/get of %s after the restart: from %q %v %s", fresh, rep, res, e)
+			}
+			t.Logf("%s: %d tasks on %d replicas %v; %d tasks/get each answered by the task's replica in %v; after %s restarted, its old task answers Task not found, its new task-1 is found",
+				k.name, len(creator), len(perReplica), perReplica, gets, took.Round(time.Millisecond), r1.id)
 		})
 	}
 }
