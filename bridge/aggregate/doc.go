@@ -35,6 +35,11 @@
 // ui:// or mcp-bridge:// form, else the template with the longest literal prefix
 // that matches, else the only server with resources).
 //
+// Task ids (2025-11-25 tasks) are namespaced the same way, signed so that
+// an edited one reaches no task: <server>/<mac>/<its id>. Tasks requests
+// are routed by them, and a task id in the client's answer to a server
+// goes back as the server's own (see tasks.go).
+//
 // A downstream that fails to start or dies is logged and leaves the lists
 // (the upstream is told with list_changed); calls routed to it get a
 // JSON-RPC error; the others keep working. One that is slow to start does

@@ -66,6 +66,7 @@ type downstream struct {
 
 type capabilities struct {
 	tools, prompts, resources, subscribe, logging, completions bool
+	tasks                                                      taskCaps // tasks.go
 	// extensions: capabilities.extensions, by identifier (see apps.go).
 	extensions map[string]json.RawMessage
 }
@@ -97,6 +98,7 @@ func readCapabilities(m *wire.Message) capabilities {
 	}
 	_, c.logging = object(cs, "logging")
 	_, c.completions = object(cs, "completions")
+	c.tasks = readTaskCaps(m, cs)
 	return c
 }
 
@@ -244,6 +246,8 @@ func (d *downstream) fromServer(line []byte) {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
 	}
+	d.namespaceTasks(&m) // its task ids, as the client knows them (tasks.go)
+	line = m.Raw
 	switch {
 	case m.Kind == wire.KindResponse:
 		d.response(&m)
@@ -423,6 +427,8 @@ func (d *downstream) notification(m *wire.Message) {
 		s.writeUp(m.Raw)
 	case "notifications/elicitation/complete":
 		s.writeUp(m.Raw)
+	case "notifications/tasks/status", "notifications/tasks":
+		s.writeUp(m.Raw) // its task id namespaced on the way in (tasks.go)
 	default:
 		d.log.Debug().Str("method", m.Method).Msg("aggregate: notification from a server not forwarded")
 	}

@@ -57,6 +57,8 @@ func FuzzServerMessages(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`,
 		`[{"jsonrpc":"2.0","id":2,"result":{}}]`,
 		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t\u0031","status":"working","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"elicitation/create","params":{"message":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`,
 	} {
 		f.Add(seed)
 	}

@@ -218,6 +218,9 @@ func (s *session) initResult(version string, ds []*downstream) initResult {
 		caps["extensions"] = ext
 		offered.extensions = ext
 	}
+	if t := offerTasks(ds); t != nil {
+		caps["tasks"] = t
+	}
 	return initResult{
 		ProtocolVersion: version,
 		Capabilities:    caps,
