@@ -45,7 +45,7 @@ type sharedChild struct {
 	listen listenHub
 	mrtr   suspensions
 	urls   translate.Completions // a legacy child's completed URL elicitations (urlelicit.go)
-	adopt  *prober // a probe sibling that becomes the first child
+	adopt  *prober               // a probe sibling that becomes the first child
 	// from is the Handler's first child when this one serves another
 	// principal: the era probe's verdict is taken from it.
 	from *sharedChild
