@@ -44,8 +44,7 @@ type sharedChild struct {
 	known  chan struct{} // closed once eras is set
 	listen listenHub
 	mrtr   suspensions
-	urls   translate.Completions // a legacy child's completed URL elicitations (urlelicit.go)
-	adopt  *prober               // a probe sibling that becomes the first child
+	adopt  *prober // a probe sibling that becomes the first child
 	// from is the Handler's first child when this one serves another
 	// principal: the era probe's verdict is taken from it.
 	from *sharedChild
@@ -69,6 +68,9 @@ type sharedChild struct {
 
 	levelMu sync.Mutex
 	level   string // the legacy child's current logging level
+
+	// urls are a legacy child's completed URL elicitations (urlelicit.go).
+	urls translate.Completions
 }
 
 func newSharedChild(h *Handler) *sharedChild {
