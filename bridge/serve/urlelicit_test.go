@@ -26,6 +26,7 @@ import (
 type urlChild struct {
 	mu        sync.Mutex
 	connected bool
+	srv       *mcp.Server
 	ss        *mcp.ServerSession
 	failures  int // -32042 answers sent
 }
@@ -34,6 +35,9 @@ const childURL = "https://auth.example.com/connect?session=1"
 
 func (u *urlChild) run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "url-child", Version: "1"}, nil)
+	u.mu.Lock()
+	u.srv = srv
+	u.mu.Unlock()
 	mcp.AddTool(srv, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		u.mu.Lock()
 		defer u.mu.Unlock()
@@ -191,5 +195,44 @@ func TestURLElicitationRequestLegacyChild(t *testing.T) {
 	defer mu.Unlock()
 	if len(modes) != 1 || modes[0] != "url "+childURL {
 		t.Errorf("the clients were asked %q, want one URL elicitation", modes)
+	}
+}
+
+// Legacy sessions sharing one legacy child (--session-mode shared): the
+// child's notifications/elicitation/complete "MUST only be sent to the
+// client that initiated the elicitation request"; with no way to tell
+// which session that was, it goes to none rather than to every session.
+func TestURLElicitationCompleteNotBroadcast(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u := &urlChild{}
+	b := startBridge(t, Config{Run: u.run, SessionMode: SessionShared}, "unused")
+	var c tokenCounter
+	opts := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{
+			Capabilities: urlCaps(),
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+			ElicitationCompleteHandler: func(context.Context, *mcp.ElicitationCompleteNotificationRequest) { c.add(name + " complete") },
+			ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.add(name + " list_changed") },
+		}
+	}
+	a := connectSDK(t, ctx, b.URL, "2025-11-25", opts("a"))
+	connectSDK(t, ctx, b.URL, "2025-11-25", opts("b"))
+	if _, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "connect"}); err == nil || !strings.Contains(err.Error(), "URL elicitation required") {
+		t.Fatalf("a legacy session gets -32042 as it is: %v", err)
+	}
+	u.complete()
+	// A notification every session gets, sent after the completion: once
+	// b has it, b would have had the completion too.
+	u.mu.Lock()
+	mcp.AddTool(u.srv, &mcp.Tool{Name: "later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	u.mu.Unlock()
+	waitFor(t, "list_changed on b", func() bool { return c.count("b list_changed") > 0 })
+	if n := c.count("b complete"); n != 0 {
+		t.Errorf("another session got the elicitation's completion %d times", n)
 	}
 }
