@@ -42,6 +42,13 @@ func (u *urlRemote) server() *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "connected"}}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask-url"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", ElicitationID: "el-2", URL: remoteURL, Message: "Pay here"})
+		if err != nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "error: " + err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "action: " + res.Action}}}, nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "sample-tools"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.CreateMessageWithTools(ctx, samplingWithTools())
 		if err != nil {
@@ -178,5 +185,65 @@ func TestURLElicitationLegacyHostModernRemote(t *testing.T) {
 	defer mu.Unlock()
 	if len(asked) != 1 || asked[0].Mode != "url" || asked[0].URL != remoteURL || asked[0].ElicitationID == "" {
 		t.Errorf("elicitations asked: %+v, want one in mode url with an elicitationId", asked)
+	}
+}
+
+// A legacy remote's elicitation/create in mode "url" mid-call reaches a
+// 2026-07-28 host that declared URL elicitation, in an input round; a
+// form-only host is not asked (the Go SDK remote, told the host's
+// capabilities at initialize, refuses by itself; a request declaring
+// other capabilities than the first would be declined by the bridge).
+func TestURLElicitationRequestModernHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	server := (&urlRemote{}).server()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	var modes []string
+	handler := func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		modes = append(modes, req.Params.Mode+" "+req.Params.URL)
+		mu.Unlock()
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}
+	for _, tc := range []struct {
+		caps *mcp.ClientCapabilities
+		want string
+	}{
+		{urlCaps(), "action: accept"},
+		{&mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}, "error: "},
+	} {
+		cs := connectThroughBridge(t, ctx, srv.URL, nil, "", &mcp.ClientOptions{Capabilities: tc.caps, ElicitationHandler: handler})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask-url", Arguments: map[string]any{}})
+		if err != nil || !strings.HasPrefix(textOf(res), tc.want) {
+			t.Errorf("ask-url = %q, %v; want %s", textOf(res), err, tc.want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(modes) != 1 || modes[0] != "url "+remoteURL {
+		t.Errorf("the hosts were asked %q, want one URL elicitation", modes)
+	}
+}
+
+// Each 2026-07-28 request declares its capabilities afresh: a request
+// whose clientCapabilities lack elicitation.url is not given a URL
+// elicitation even though the legacy session was opened with them — the
+// bridge declines for it.
+func TestURLElicitationPerRequestCapabilities(t *testing.T) {
+	server := (&urlRemote{}).server()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(srv.Close)
+	h := startHost(t, Config{URL: srv.URL})
+	env := func(caps string) string {
+		return `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps
+	}
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` + env(`{"elicitation":{"form":{},"url":{}}}`) + `}}}`)
+	h.response("1", 20*time.Second)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-url","arguments":{},"_meta":{` + env(`{"elicitation":{"form":{}}}`) + `}}}`)
+	res, _ := h.response("2", 20*time.Second)
+	if dig(res, "result", "resultType") != "complete" || !strings.Contains(jsonText(res["result"]), "action: decline") {
+		t.Errorf("a request without elicitation.url: %v", res)
 	}
 }
