@@ -24,18 +24,10 @@ var urlWait = time.Minute
 // input round, or -32021 when the host did not declare URL-mode
 // elicitation. It returns nil for any other response.
 func (c *call) urlAnswer(fm *wire.Message, id []byte) []byte {
-	if !translate.AllowsInput(c.method) {
-		return nil
-	}
-	els, ok := translate.URLElicitations(fm)
-	if !ok {
-		return nil
-	}
-	if !c.covers("elicitation/create", []byte(`{"mode":"url"}`)) {
-		return wire.ErrorResponse(id, wire.CodeMissingCapability,
-			"mcp-bridge: the server requires a URL-mode elicitation, and the client did not declare elicitation.url", translate.MissingURLCapability)
-	}
-	return wire.ResultResponse(id, translate.URLRound(els))
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	return translate.URLAnswer(fm, c.method, caps, id)
 }
 
 // urlRetry takes the host's retry of a URL round: declined, it is answered

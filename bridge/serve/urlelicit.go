@@ -25,16 +25,9 @@ var urlWait = time.Minute
 // client did not declare URL-mode elicitation.
 func urlOnFinal(conn *childConn, cl *call) func(*wire.Message) bool {
 	return func(resp *wire.Message) bool {
-		els, ok := translate.URLElicitations(resp)
-		if !ok {
+		out := translate.URLAnswer(resp, cl.method, cl.caps, resp.IDBytes())
+		if out == nil {
 			return false
-		}
-		var out []byte
-		if translate.Covers(cl.caps, "elicitation/create", []byte(`{"mode":"url"}`)) {
-			out = wire.ResultResponse(resp.IDBytes(), translate.URLRound(els))
-		} else {
-			out = wire.ErrorResponse(resp.IDBytes(), wire.CodeMissingCapability,
-				"mcp-bridge: the server requires a URL-mode elicitation, and the client did not declare elicitation.url", translate.MissingURLCapability)
 		}
 		var m wire.Message
 		if wire.Parse(out, &m) != nil {

@@ -107,6 +107,28 @@ func URLRound(els []URLElicitation) []byte {
 	return InputRequired(inputs, urlStatePrefix+base64.RawURLEncoding.EncodeToString(j))
 }
 
+// URLAnswer returns the response a 2026-07-28 peer that declared caps gets,
+// under id, for fm, a legacy peer's response to its request of method,
+// when fm is a URLElicitationRequiredError: a URL input round (URLRound),
+// or MissingRequiredClientCapability (-32021) when the peer did not declare
+// URL-mode elicitation. It returns nil for any other response, and for a
+// method that may not be answered with an input round (AllowsInput): that
+// error travels as it is.
+func URLAnswer(fm *wire.Message, method string, caps wire.Capabilities, id []byte) []byte {
+	if !AllowsInput(method) {
+		return nil
+	}
+	els, ok := URLElicitations(fm)
+	if !ok {
+		return nil
+	}
+	if !Covers(caps, "elicitation/create", []byte(`{"mode":"url"}`)) {
+		return wire.ErrorResponse(id, wire.CodeMissingCapability,
+			"mcp-bridge: the server requires a URL-mode elicitation, and the client did not declare elicitation.url", MissingURLCapability)
+	}
+	return wire.ResultResponse(id, URLRound(els))
+}
+
 // MissingURLCapability is the data of the MissingRequiredClientCapability
 // error (-32021) a 2026-07-28 peer gets instead of a URL round when it did
 // not declare URL-mode elicitation: the server "MUST NOT" put an input

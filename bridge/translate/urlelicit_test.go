@@ -52,6 +52,27 @@ func TestURLElicitationRound(t *testing.T) {
 	}
 }
 
+// URLAnswer: a round for a URL-capable peer, -32021 for one that is not,
+// nothing for methods that take no input round or other responses.
+func TestURLAnswer(t *testing.T) {
+	var url, form wire.Capabilities
+	json.Unmarshal([]byte(`{"elicitation":{"url":{}}}`), &url)
+	json.Unmarshal([]byte(`{"elicitation":{}}`), &form)
+	fm := parse(t, urlError)
+	if got := URLAnswer(fm, "tools/call", url, []byte(`7`)); !strings.HasPrefix(string(got), `{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required"`) {
+		t.Errorf("URL-capable: %s", got)
+	}
+	if got := URLAnswer(fm, "prompts/get", form, []byte(`7`)); !strings.Contains(string(got), `"code":-32021`) || !strings.Contains(string(got), `"requiredCapabilities":{"elicitation":{"url":{}}}`) {
+		t.Errorf("form-only: %s", got)
+	}
+	if got := URLAnswer(fm, "tools/list", url, []byte(`7`)); got != nil {
+		t.Errorf("tools/list (no input rounds): %s", got)
+	}
+	if got := URLAnswer(parse(t, `{"jsonrpc":"2.0","id":2,"result":{}}`), "tools/call", url, []byte(`7`)); got != nil {
+		t.Errorf("a result: %s", got)
+	}
+}
+
 // Errors that are not a well-formed URLElicitationRequiredError travel as
 // they are.
 func TestURLElicitationsRejects(t *testing.T) {
@@ -147,21 +168,25 @@ func TestCompletions(t *testing.T) {
 }
 
 // FuzzURLElicitations: any error a legacy server sends either reads as
-// URL elicitations whose round is valid JSON, or not at all.
+// URL elicitations whose round is valid JSON, or not at all; any retry a
+// 2026-07-28 peer sends (its requestState is the peer's to mangle) reads
+// as a URL retry whose legacy request is valid JSON, or not at all.
 func FuzzURLElicitations(f *testing.F) {
 	f.Add([]byte(urlError))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"x","data":{"elicitations":[{"mode":"url","elicitationId":"a","url":"u"},{"mode":"url","elicitationId":"b","url":"v","x":[1]}]}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"c","inputResponses":{"url-0":{"action":"accept"},"url-1":[]},"requestState":"mcp-bridge-url:WyJhIiwiYiJd"}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var m wire.Message
-		if wire.Parse(raw, &m) != nil {
+		if !wire.Valid(raw) || wire.Parse(raw, &m) != nil {
 			return
 		}
-		els, ok := URLElicitations(&m)
-		if !ok {
-			return
+		if els, ok := URLElicitations(&m); ok {
+			if round := URLRound(els); !json.Valid(round) {
+				t.Fatalf("round %s from %s is not JSON", round, raw)
+			}
 		}
-		if round := URLRound(els); !json.Valid(round) {
-			t.Fatalf("round %s from %s is not JSON", round, raw)
+		if rr, ok := ReadURLRetry(&m); ok && !json.Valid(rr.Request) {
+			t.Fatalf("legacy request %s from %s is not JSON", rr.Request, raw)
 		}
 	})
 }
