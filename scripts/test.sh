@@ -161,6 +161,7 @@ fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope
 fuzz ./bridge/wire FuzzRewriteTaskIDs
 fuzz ./bridge/translate FuzzReadRound
+fuzz ./bridge/translate FuzzURLElicitations
 fuzz ./bridge/serve FuzzOwnListenTasks
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

@@ -105,7 +105,7 @@ func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]tr
 	}()
 	for _, k := range slices.Sorted(maps.Keys(reqs)) {
 		r := reqs[k]
-		if !caps.Allows(r.Method) {
+		if !translate.Covers(caps, r.Method, r.Params) {
 			b.warns.undeclared.Event(&b.log, zerolog.WarnLevel).Str("method", r.Method).Str("key", k).Msg("remote asked for input the host did not declare a capability for; not asking the host")
 			continue
 		}
@@ -121,7 +121,7 @@ func (h *legacyHost) askHost(ctx context.Context, p *pending, reqs map[string]tr
 		if len(r.Params) > 0 && string(r.Params) != "null" {
 			params = r.Params
 		}
-		b.write(wire.Request([]byte(a.id), r.Method, params))
+		b.write(wire.Request([]byte(a.id), r.Method, translate.LegacyInputParams(r.Method, params)))
 	}
 	answers := make(map[string][]byte, len(asks))
 	for _, a := range asks {

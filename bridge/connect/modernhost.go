@@ -48,6 +48,9 @@ type modernHost struct {
 
 	rootsMu sync.Mutex
 	roots   []byte // the host's latest answer to a roots/list, nil before one
+
+	// urls are the remote's completed URL elicitations (urlelicit.go).
+	urls translate.Completions
 }
 
 func (h *modernHost) init(b *Bridge) {
@@ -64,6 +67,8 @@ func (h *modernHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 		h.discover(ctx, p, m)
 	case m.Method == "subscriptions/listen":
 		h.listen(ctx, p, m)
+	case translate.IsURLRetry(m):
+		h.urlRetry(ctx, p, m)
 	case translate.IsRetry(m):
 		h.resume(ctx, p, m)
 	default:
@@ -213,6 +218,7 @@ func (h *modernHost) fromRemote(msg []byte) {
 			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
 				c.forwardProgress(msg, &m)
 			}
+		case h.urlCompleted(&m): // recorded, not forwarded (urlelicit.go)
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}

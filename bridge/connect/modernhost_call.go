@@ -157,6 +157,7 @@ func (c *call) other(msg []byte, m *wire.Message) {
 			c.h.broadcast(m)
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
+		case c.h.urlCompleted(m): // recorded, not forwarded (urlelicit.go)
 		default:
 			c.h.b.write(msg)
 		}
@@ -193,6 +194,11 @@ func (c *call) final(fm *wire.Message) {
 			host := c.host
 			c.done = true
 			c.mu.Unlock()
+			if out := c.urlAnswer(fm, host.id); out != nil {
+				c.h.b.writeFinal(host, out)
+				release(host)
+				return
+			}
 			c.h.b.writeFinal(host, translate.Complete(fm, c.method, host.id))
 			release(host)
 			return
@@ -249,7 +255,7 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, and none is in flight")
 	case !translate.AllowsInput(c.method):
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, not during "+c.method)
-	case !c.allows(sr.method):
+	case !c.covers(sr.method, sr.params):
 		h.refuse(sr, "client does not support "+capabilityOf(sr.method))
 	case !c.ask(sr):
 		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
@@ -285,12 +291,6 @@ func capabilityOf(method string) string {
 		return "elicitation"
 	}
 	return method
-}
-
-func (c *call) allows(method string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.caps.Allows(method)
 }
 
 // refuse answers a server request the host cannot get: an elicitation is

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
@@ -156,9 +157,11 @@ func (l *legacyShared) close() {
 // update) out to the sessions it concerns: a resource update to the
 // sessions subscribed to that resource, anything else to every session. A
 // log message belongs to whichever call produced it, so it goes only where
-// that is unambiguous (see owner).
+// that is unambiguous (see owner); so does a URL elicitation's completion,
+// which "MUST only be sent to the client that initiated the elicitation
+// request" (SEP-1036).
 func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
-	if m.Method == "notifications/message" {
+	if m.Method == "notifications/message" || m.Method == translate.MethodElicitationComplete {
 		if s := l.owner(); s != nil {
 			s.route(clone(m.Raw), true)
 		} else {

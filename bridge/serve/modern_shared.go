@@ -22,7 +22,10 @@ var probeMeta = `{"_meta":{` + string(translate.EnvelopeFields(translate.Modern,
 // bridgeCapabilities are what the bridge declares when it performs the
 // handshake with a legacy child on behalf of 2026-07-28 clients: every
 // server-to-client request it can carry across in an input round.
-const bridgeCapabilities = `{"sampling":{},"elicitation":{"form":{}},"roots":{"listChanged":true}}`
+// Sub-capabilities included (sampling with tools, URL elicitation): each
+// call's own clientCapabilities decide what reaches its client
+// (translate.Covers).
+const bridgeCapabilities = `{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`
 
 // sharedChild is the one child that every modern (2026-07-28) client
 // shares: the requests are stateless, so one process serves them all once
@@ -65,6 +68,9 @@ type sharedChild struct {
 
 	levelMu sync.Mutex
 	level   string // the legacy child's current logging level
+
+	// urls are a legacy child's completed URL elicitations (urlelicit.go).
+	urls translate.Completions
 }
 
 func newSharedChild(h *Handler) *sharedChild {
@@ -441,6 +447,10 @@ func (s *sharedChild) pending() int {
 // originating client request"). A legacy child's change notifications feed
 // the bridge's own listen streams; anything else is dropped.
 func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
+	if id := translate.CompletedElicitation(m); id != "" {
+		s.urls.Complete(id) // 2026-07-28 has no such notification: it ends a wait
+		return
+	}
 	if s.erasKnown() && !s.eras.modern && s.listen.deliver(m) {
 		return
 	}

@@ -74,7 +74,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 		c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: cannot tell which client this "+m.Method+" is for", nil))
 		return
 	}
-	if !cl.caps.Allows(m.Method) {
+	if !translate.Covers(cl.caps, m.Method, m.Bytes(m.Params)) {
 		// mrtr: the server "MUST NOT" ask for input the client's
 		// clientCapabilities did not declare. Decline on its behalf.
 		if m.Method == "elicitation/create" {

@@ -171,7 +171,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 			if len(q.Params) > 0 {
 				params = q.Params
 			}
-			out = append(out, wire.Request(id, q.Method, params))
+			out = append(out, wire.Request(id, q.Method, translate.LegacyInputParams(q.Method, params)))
 		}
 		tr.mu.Unlock()
 	}

@@ -17,7 +17,12 @@
 //     server-to-client requests: building the result, minting and reading
 //     the request state, collecting the input responses, carrying progress
 //     across rounds (rounds.go);
-//   - result completion: resultType and the cache hints (results.go).
+//   - result completion: resultType and the cache hints (results.go);
+//   - URL-mode elicitation: 2025-11-25's -32042 error and completion
+//     notification ⇄ 2026-07-28 URL input rounds (urlelicit.go);
+//   - which input requests a client's capabilities cover, with the
+//     sub-capabilities of sampling with tools and elicitation modes
+//     (sampling.go).
 //
 // bridge/wire stays the byte-level layer below: translate builds and edits
 // messages with it and never re-encodes what it forwards.

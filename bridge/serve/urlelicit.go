@@ -1,0 +1,68 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// URL-mode elicitation for 2026-07-28 clients of a legacy child: the
+// mapping is translate's (urlelicit.go); serve only hooks it into the
+// call's final response, the retry, and the child's unrouted
+// notifications. A URL round keeps nothing in the bridge: the retry
+// carries the request and the elicitation ids.
+
+// urlWait bounds how long the retry of a URL round waits for the child's
+// notifications/elicitation/complete before it goes to the child anyway
+// (which then answers -32042 again, or the result). A variable for tests.
+var urlWait = time.Minute
+
+// urlOnFinal returns the onFinal hook of a modern client's call to a
+// legacy child: a URLElicitationRequiredError (-32042, which a 2026-07-28
+// client must not get) becomes a URL input round, or -32021 when the
+// client did not declare URL-mode elicitation.
+func urlOnFinal(conn *childConn, cl *call) func(*wire.Message) bool {
+	return func(resp *wire.Message) bool {
+		out := translate.URLAnswer(resp, cl.method, cl.caps, resp.IDBytes())
+		if out == nil {
+			return false
+		}
+		var m wire.Message
+		if wire.Parse(out, &m) != nil {
+			return false
+		}
+		cl.op.Result(&m)
+		conn.route(cl, &m, true)
+		return true
+	}
+}
+
+// urlRetry takes a modern client's retry of a URL round: declined, it is
+// answered here; accepted, it waits for the child's completion
+// notifications and returns the request the child gets (the legacy
+// client's own retry of the failed request). It returns nil, false for
+// any other request.
+func (h *Handler) urlRetry(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild) (*wire.Message, bool) {
+	rr, ok := translate.ReadURLRetry(m)
+	if !ok {
+		return nil, false
+	}
+	if rr.Declined {
+		writeError(w, http.StatusOK, m.IDBytes(), wire.CodeInternalError, translate.URLDeclined, nil)
+		return nil, true
+	}
+	if !sc.urls.Wait(r.Context(), rr.IDs, urlWait) {
+		if r.Context().Err() != nil {
+			return nil, true // the client left
+		}
+		h.log.Debug().Strs("elicitations", rr.IDs).Msg("URL elicitation not reported complete; retrying the call anyway")
+	}
+	var lm wire.Message
+	if err := wire.Parse(rr.Request, &lm); err != nil {
+		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request", nil)
+		return nil, true
+	}
+	return &lm, false
+}
