@@ -1,15 +1,21 @@
 package oauth
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 )
 
 // Token endpoint client authentication methods (RFC 7591 §2, RFC 7523).
@@ -82,71 +88,172 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// tokenRequest posts form to the token endpoint with the client's
-// authentication and decodes the token response.
-func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Client, form url.Values, prev *Token) (*Token, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.TokenEndpoint, nil)
+// Token endpoint requests go through golang.org/x/oauth2: it encodes the
+// client authentication, sends the form, decodes form- or JSON-encoded
+// answers (expires_in as a number or a numeric string) and error responses
+// (RFC 6749 §5.2), and keeps the sent refresh token when the answer has
+// none (RFC 6749 §6: the old one then stays valid). What stays here is
+// what x/oauth2 does not do: private_key_jwt assertions (go-jose, jwt.go),
+// the resource parameter on every grant, the Bearer check, the token's
+// expiry on this package's clock, and the mapping of its errors to
+// [TokenError], without the response body x/oauth2 puts in its message.
+
+// tokenRequest posts form (grant_type and the grant's parameters) to md's
+// token endpoint with c's client authentication. It uses x/oauth2's
+// client-credentials call for every grant but the authorization code
+// (exchangeCode): that call takes extra parameters and lets them override
+// grant_type, which the refresh of x/oauth2's TokenSource does not, and
+// 2026-07-28 §Resource Parameter Implementation has the resource parameter
+// "MUST be included in both authorization requests and token requests",
+// refreshes included.
+func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Client, form url.Values) (*Token, error) {
+	auth, err := a.clientAuth(md, c)
 	if err != nil {
-		return nil, fmt.Errorf("oauth: token request: %w", err)
-	}
-	if err := a.authenticate(req, form, md, c); err != nil {
 		return nil, err
 	}
-	status, b, err := a.exchange(req)
+	for k, v := range auth.params {
+		form[k] = v
+	}
+	cc := clientcredentials.Config{ClientID: c.ID, ClientSecret: auth.secret, TokenURL: md.TokenEndpoint, AuthStyle: auth.style, EndpointParams: form}
+	ot, err := cc.Token(a.oauth2Context(ctx))
+	return a.tokenResult(ot, err, c, form.Get("scope"))
+}
+
+// exchangeCode redeems an authorization code with its PKCE verifier
+// (RFC 7636 §4.5) and the resource, with x/oauth2's Exchange.
+func (a *Authorizer) exchangeCode(ctx context.Context, md *ServerMetadata, c *Client, redirect, code, verifier, resource string) (*Token, error) {
+	auth, err := a.clientAuth(md, c)
 	if err != nil {
+		return nil, err
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}
+	if resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", resource))
+	}
+	for k := range auth.params {
+		opts = append(opts, oauth2.SetAuthURLParam(k, auth.params.Get(k)))
+	}
+	ot, err := a.oauth2Config(md, c, redirect, auth).Exchange(a.oauth2Context(ctx), code, opts...)
+	return a.tokenResult(ot, err, c, "")
+}
+
+// oauth2Config is the x/oauth2 view of client c at md's server.
+func (a *Authorizer) oauth2Config(md *ServerMetadata, c *Client, redirect string, auth clientAuth) *oauth2.Config {
+	return &oauth2.Config{ClientID: c.ID, ClientSecret: auth.secret, RedirectURL: redirect,
+		Endpoint: oauth2.Endpoint{AuthURL: md.AuthorizationEndpoint, TokenURL: md.TokenEndpoint, AuthStyle: auth.style}}
+}
+
+// oauth2Context hands x/oauth2 the client under the outbound policy
+// (a.hc): without it x/oauth2 would use http.DefaultClient, whose
+// redirects take a client secret or a code to any origin.
+func (a *Authorizer) oauth2Context(ctx context.Context) context.Context {
+	hc := *a.hc()
+	hc.Transport = jsonLabel{hc.Transport}
+	return context.WithValue(ctx, oauth2.HTTPClient, &hc)
+}
+
+// jsonLabel labels a token endpoint answer that is a JSON object but comes
+// as text/plain (or unlabelled, which net/http sniffs as text/plain) as
+// application/json. x/oauth2 reads text/plain as form-encoded, for GitHub;
+// read that way, such a server's token or error code would be lost, where
+// RFC 6749 §5.1 and §5.2 define both as JSON.
+type jsonLabel struct{ rt http.RoundTripper }
+
+func (j jsonLabel) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt := j.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/plain" || mt == "" {
+		br := bufio.NewReader(resp.Body)
+		if b, _ := br.Peek(64); len(bytes.TrimLeft(b, " \t\r\n")) > 0 && bytes.TrimLeft(b, " \t\r\n")[0] == '{' {
+			resp.Header.Set("Content-Type", "application/json")
+		}
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, resp.Body}
+	}
+	return resp, nil
+}
+
+// clientAuth is a client's token endpoint authentication in x/oauth2's
+// terms. The style is always explicit: x/oauth2's auto-detection would
+// retry a refused request with the secret placed elsewhere.
+type clientAuth struct {
+	secret string
+	style  oauth2.AuthStyle
+	params url.Values // the client assertion of private_key_jwt
+}
+
+// clientAuth returns c's authentication: for client_secret_basic RFC 6749
+// §2.3.1's Basic with form-encoded id and secret (x/oauth2 encodes them),
+// for the others client_id in the form, with the secret or an assertion.
+func (a *Authorizer) clientAuth(md *ServerMetadata, c *Client) (clientAuth, error) {
+	switch c.AuthMethod {
+	case AuthClientSecretBasic:
+		return clientAuth{secret: c.Secret, style: oauth2.AuthStyleInHeader}, nil
+	case AuthClientSecretPost:
+		return clientAuth{secret: c.Secret, style: oauth2.AuthStyleInParams}, nil
+	case AuthPrivateKeyJWT:
+		if a.cfg.ClientKey == nil {
+			return clientAuth{}, errors.New("oauth: private_key_jwt needs --oauth-client-key")
+		}
+		assertion, err := signAssertion(a.cfg.ClientKey, c.ID, md.Issuer, a.now())
+		if err != nil {
+			return clientAuth{}, err
+		}
+		return clientAuth{style: oauth2.AuthStyleInParams, params: url.Values{
+			"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
+			"client_assertion":      {assertion},
+		}}, nil
+	}
+	return clientAuth{style: oauth2.AuthStyleInParams}, nil
+}
+
+// tokenResult turns x/oauth2's answer into a Token, or its error into a
+// [TokenError] for callers that branch on the error code.
+func (a *Authorizer) tokenResult(ot *oauth2.Token, err error, c *Client, scope string) (*Token, error) {
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			status := 0
+			if re.Response != nil {
+				status = re.Response.StatusCode
+			}
+			return nil, &TokenError{Endpoint: "token", Status: status, Code: oneLine(re.ErrorCode, 64), Description: re.ErrorDescription}
+		}
 		return nil, fmt.Errorf("oauth: token request: %w", err)
 	}
-	if status != http.StatusOK {
-		return nil, parseErrorResponse("token", status, b)
-	}
-	t, err := ParseTokenResponse(b, a.now())
+	t, err := convertToken(ot, a.now())
 	if err != nil {
 		return nil, err
 	}
 	a.markKnown(c.ID)
-	if t.RefreshToken == "" && prev != nil {
-		// RFC 6749 §6: on refresh the server MAY issue a new refresh token;
-		// when it does not, the old one stays valid.
-		t.RefreshToken = prev.RefreshToken
-	}
-	if len(t.Scopes) == 0 && form.Get("scope") != "" {
+	if len(t.Scopes) == 0 && scope != "" {
 		// RFC 6749 §5.1: scope is omitted when identical to the request.
-		t.Scopes = strings.Fields(form.Get("scope"))
+		t.Scopes = strings.Fields(scope)
 	}
 	return t, nil
 }
 
-// authenticate adds c's client authentication to req and form, and sets
-// form as req's body: the token endpoint and the device authorization
-// endpoint (RFC 8628 §3.1) take the same.
-func (a *Authorizer) authenticate(req *http.Request, form url.Values, md *ServerMetadata, c *Client) error {
-	switch c.AuthMethod {
-	case AuthClientSecretBasic:
-		// RFC 6749 §2.3.1: the client id and secret are form-encoded before
-		// they are joined for Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
-	case AuthClientSecretPost:
-		form.Set("client_id", c.ID)
-		form.Set("client_secret", c.Secret)
-	case AuthPrivateKeyJWT:
-		if a.cfg.ClientKey == nil {
-			return errors.New("oauth: private_key_jwt needs --oauth-client-key")
-		}
-		assertion, err := signAssertion(a.cfg.ClientKey, c.ID, md.Issuer, a.now())
-		if err != nil {
-			return err
-		}
-		form.Set("client_id", c.ID)
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", assertion)
-	default:
-		form.Set("client_id", c.ID)
+// convertToken checks and converts a token x/oauth2 decoded. The expiry
+// counts from now (this package's clock) rather than x/oauth2's.
+func convertToken(ot *oauth2.Token, now time.Time) (*Token, error) {
+	// OAuth 2.1 §5.1.1: the Bearer scheme; some servers answer "bearer".
+	if ot.TokenType != "" && !strings.EqualFold(ot.TokenType, "bearer") {
+		return nil, fmt.Errorf("oauth: token response: token_type %q is not Bearer", oneLine(ot.TokenType, 32))
 	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return nil
+	scope, _ := ot.Extra("scope").(string)
+	t := &Token{AccessToken: ot.AccessToken, TokenType: "Bearer", RefreshToken: ot.RefreshToken, Scopes: strings.Fields(scope)}
+	if d, ok := seconds(fmt.Sprint(ot.Extra("expires_in"))); ok {
+		t.Expiry = now.Add(d)
+	}
+	return t, nil
 }
 
 func parseErrorResponse(endpoint string, status int, b []byte) error {
@@ -156,31 +263,4 @@ func parseErrorResponse(endpoint string, status int, b []byte) error {
 	}
 	_ = json.Unmarshal(b, &e)
 	return &TokenError{Endpoint: endpoint, Status: status, Code: oneLine(e.Error, 64), Description: e.Description}
-}
-
-// ParseTokenResponse decodes a successful token response (RFC 6749 §5.1).
-// expires_in may be a number or, from some servers, a numeric string.
-func ParseTokenResponse(b []byte, now time.Time) (*Token, error) {
-	var r struct {
-		AccessToken  string          `json:"access_token"`
-		TokenType    string          `json:"token_type"`
-		RefreshToken string          `json:"refresh_token"`
-		ExpiresIn    json.RawMessage `json:"expires_in"`
-		Scope        string          `json:"scope"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("oauth: token response: %w", err)
-	}
-	if r.AccessToken == "" {
-		return nil, errors.New("oauth: token response has no access_token")
-	}
-	// OAuth 2.1 §5.1.1: the Bearer scheme; some servers answer "bearer".
-	if r.TokenType != "" && !strings.EqualFold(r.TokenType, "bearer") {
-		return nil, fmt.Errorf("oauth: token response: token_type %q is not Bearer", oneLine(r.TokenType, 32))
-	}
-	t := &Token{AccessToken: r.AccessToken, TokenType: "Bearer", RefreshToken: r.RefreshToken, Scopes: strings.Fields(r.Scope)}
-	if d, ok := seconds(r.ExpiresIn); ok {
-		t.Expiry = now.Add(d)
-	}
-	return t, nil
 }
