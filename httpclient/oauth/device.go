@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -146,9 +147,7 @@ func (a *Authorizer) deviceAttempt(ctx context.Context, md *ServerMetadata, c *C
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range auth.params {
-		form[k] = v
-	}
+	maps.Copy(form, auth.params)
 	if auth.style == oauth2.AuthStyleInParams {
 		form.Set("client_id", c.ID)
 		if auth.secret != "" {

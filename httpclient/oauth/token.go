@@ -3,11 +3,13 @@ package oauth
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -88,39 +90,25 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// Token endpoint requests go through golang.org/x/oauth2: it encodes the
-// client authentication, sends the form, decodes form- or JSON-encoded
-// answers (expires_in as a number or a numeric string) and error responses
-// (RFC 6749 §5.2), and keeps the sent refresh token when the answer has
-// none (RFC 6749 §6: the old one then stays valid). What stays here is
-// what x/oauth2 does not do: private_key_jwt assertions (go-jose, jwt.go),
-// the resource parameter on every grant, the Bearer check, the token's
-// expiry on this package's clock, and the mapping of its errors to
-// [TokenError], without the response body x/oauth2 puts in its message.
-
-// tokenRequest posts form (grant_type and the grant's parameters) to md's
-// token endpoint with c's client authentication. It uses x/oauth2's
-// client-credentials call for every grant but the authorization code
-// (exchangeCode): that call takes extra parameters and lets them override
-// grant_type, which the refresh of x/oauth2's TokenSource does not, and
-// 2026-07-28 §Resource Parameter Implementation has the resource parameter
-// "MUST be included in both authorization requests and token requests",
-// refreshes included.
+// tokenRequest posts form (grant_type and its parameters) to md's token
+// endpoint as c, through x/oauth2's client-credentials call: unlike the
+// refresh of its TokenSource, it sends extra parameters (grant_type may be
+// overridden), and 2026-07-28 §Resource Parameter Implementation has the
+// resource "MUST be included in both authorization requests and token
+// requests", refreshes included.
 func (a *Authorizer) tokenRequest(ctx context.Context, md *ServerMetadata, c *Client, form url.Values) (*Token, error) {
 	auth, err := a.clientAuth(md, c)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range auth.params {
-		form[k] = v
-	}
+	maps.Copy(form, auth.params)
 	cc := clientcredentials.Config{ClientID: c.ID, ClientSecret: auth.secret, TokenURL: md.TokenEndpoint, AuthStyle: auth.style, EndpointParams: form}
 	ot, err := cc.Token(a.oauth2Context(ctx))
 	return a.tokenResult(ot, err, c, form.Get("scope"))
 }
 
-// exchangeCode redeems an authorization code with its PKCE verifier
-// (RFC 7636 §4.5) and the resource, with x/oauth2's Exchange.
+// exchangeCode redeems an authorization code with its PKCE verifier and
+// the resource: x/oauth2's Exchange.
 func (a *Authorizer) exchangeCode(ctx context.Context, md *ServerMetadata, c *Client, redirect, code, verifier, resource string) (*Token, error) {
 	auth, err := a.clientAuth(md, c)
 	if err != nil {
@@ -137,40 +125,33 @@ func (a *Authorizer) exchangeCode(ctx context.Context, md *ServerMetadata, c *Cl
 	return a.tokenResult(ot, err, c, "")
 }
 
-// oauth2Config is the x/oauth2 view of client c at md's server.
 func (a *Authorizer) oauth2Config(md *ServerMetadata, c *Client, redirect string, auth clientAuth) *oauth2.Config {
 	return &oauth2.Config{ClientID: c.ID, ClientSecret: auth.secret, RedirectURL: redirect,
 		Endpoint: oauth2.Endpoint{AuthURL: md.AuthorizationEndpoint, TokenURL: md.TokenEndpoint, AuthStyle: auth.style}}
 }
 
-// oauth2Context hands x/oauth2 the client under the outbound policy
-// (a.hc): without it x/oauth2 would use http.DefaultClient, whose
-// redirects take a client secret or a code to any origin.
+// oauth2Context gives x/oauth2 our client under the outbound policy, not
+// http.DefaultClient, whose redirects take a secret or a code anywhere.
 func (a *Authorizer) oauth2Context(ctx context.Context) context.Context {
 	hc := *a.hc()
 	hc.Transport = jsonLabel{hc.Transport}
 	return context.WithValue(ctx, oauth2.HTTPClient, &hc)
 }
 
-// jsonLabel labels a token endpoint answer that is a JSON object but comes
-// as text/plain (or unlabelled, which net/http sniffs as text/plain) as
-// application/json. x/oauth2 reads text/plain as form-encoded, for GitHub;
-// read that way, such a server's token or error code would be lost, where
-// RFC 6749 §5.1 and §5.2 define both as JSON.
+// jsonLabel labels a JSON object sent as text/plain (or unlabelled, which
+// net/http sniffs as text/plain) application/json: x/oauth2 reads
+// text/plain as form-encoded (for GitHub), and would lose such a server's
+// token or error code, which RFC 6749 §5.1 and §5.2 define as JSON.
 type jsonLabel struct{ rt http.RoundTripper }
 
 func (j jsonLabel) RoundTrip(req *http.Request) (*http.Response, error) {
-	rt := j.rt
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	resp, err := rt.RoundTrip(req)
+	resp, err := cmp.Or(j.rt, http.DefaultTransport).RoundTrip(req)
 	if err != nil {
-		return resp, err
+		return nil, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/plain" || mt == "" {
 		br := bufio.NewReader(resp.Body)
-		if b, _ := br.Peek(64); len(bytes.TrimLeft(b, " \t\r\n")) > 0 && bytes.TrimLeft(b, " \t\r\n")[0] == '{' {
+		if b, _ := br.Peek(64); bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
 			resp.Header.Set("Content-Type", "application/json")
 		}
 		resp.Body = struct {
@@ -181,21 +162,19 @@ func (j jsonLabel) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// clientAuth is a client's token endpoint authentication in x/oauth2's
-// terms. The style is always explicit: x/oauth2's auto-detection would
-// retry a refused request with the secret placed elsewhere.
+// clientAuth is a client's token endpoint authentication for x/oauth2,
+// its style always explicit: auto-detection would retry a refused
+// request with the secret placed elsewhere.
 type clientAuth struct {
 	secret string
 	style  oauth2.AuthStyle
-	params url.Values // the client assertion of private_key_jwt
+	params url.Values // private_key_jwt's client assertion
 }
 
-// clientAuth returns c's authentication: for client_secret_basic RFC 6749
-// §2.3.1's Basic with form-encoded id and secret (x/oauth2 encodes them),
-// for the others client_id in the form, with the secret or an assertion.
 func (a *Authorizer) clientAuth(md *ServerMetadata, c *Client) (clientAuth, error) {
 	switch c.AuthMethod {
 	case AuthClientSecretBasic:
+		// RFC 6749 §2.3.1: x/oauth2 form-encodes the id and secret for Basic.
 		return clientAuth{secret: c.Secret, style: oauth2.AuthStyleInHeader}, nil
 	case AuthClientSecretPost:
 		return clientAuth{secret: c.Secret, style: oauth2.AuthStyleInParams}, nil
@@ -204,29 +183,22 @@ func (a *Authorizer) clientAuth(md *ServerMetadata, c *Client) (clientAuth, erro
 			return clientAuth{}, errors.New("oauth: private_key_jwt needs --oauth-client-key")
 		}
 		assertion, err := signAssertion(a.cfg.ClientKey, c.ID, md.Issuer, a.now())
-		if err != nil {
-			return clientAuth{}, err
-		}
 		return clientAuth{style: oauth2.AuthStyleInParams, params: url.Values{
 			"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
 			"client_assertion":      {assertion},
-		}}, nil
+		}}, err
 	}
-	return clientAuth{style: oauth2.AuthStyleInParams}, nil
+	return clientAuth{style: oauth2.AuthStyleInParams}, nil // none: client_id alone
 }
 
-// tokenResult turns x/oauth2's answer into a Token, or its error into a
-// [TokenError] for callers that branch on the error code.
+// tokenResult turns x/oauth2's answer into a Token, and its RetrieveError
+// (whose message carries the response body) into a [TokenError], whose
+// code callers branch on.
 func (a *Authorizer) tokenResult(ot *oauth2.Token, err error, c *Client, scope string) (*Token, error) {
-	if err != nil {
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			status := 0
-			if re.Response != nil {
-				status = re.Response.StatusCode
-			}
-			return nil, &TokenError{Endpoint: "token", Status: status, Code: oneLine(re.ErrorCode, 64), Description: re.ErrorDescription}
-		}
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		return nil, &TokenError{Endpoint: "token", Status: re.Response.StatusCode, Code: oneLine(re.ErrorCode, 64), Description: re.ErrorDescription}
+	} else if err != nil {
 		return nil, fmt.Errorf("oauth: token request: %w", err)
 	}
 	t, err := convertToken(ot, a.now())
@@ -241,8 +213,8 @@ func (a *Authorizer) tokenResult(ot *oauth2.Token, err error, c *Client, scope s
 	return t, nil
 }
 
-// convertToken checks and converts a token x/oauth2 decoded. The expiry
-// counts from now (this package's clock) rather than x/oauth2's.
+// convertToken checks a token x/oauth2 decoded; its expiry counts on this
+// package's clock.
 func convertToken(ot *oauth2.Token, now time.Time) (*Token, error) {
 	// OAuth 2.1 §5.1.1: the Bearer scheme; some servers answer "bearer".
 	if ot.TokenType != "" && !strings.EqualFold(ot.TokenType, "bearer") {
