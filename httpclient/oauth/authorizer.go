@@ -188,7 +188,7 @@ func New(cfg Config) (*Authorizer, error) {
 	if cfg.ClientMetadataURL != "" {
 		// 2026-07-28 client-registration: "The client_id URL MUST use the
 		// "https" scheme and contain a path component".
-		if !strings.HasPrefix(cfg.ClientMetadataURL, "https://") || !httpURL(cfg.ClientMetadataURL) || strings.TrimPrefix(pathOf(cfg.ClientMetadataURL), "/") == "" {
+		if u, err := url.Parse(cfg.ClientMetadataURL); err != nil || u.Scheme != "https" || !httpURL(cfg.ClientMetadataURL) || strings.TrimPrefix(u.EscapedPath(), "/") == "" {
 			return nil, fmt.Errorf("oauth: client metadata URL %q must be an https URL with a path", cfg.ClientMetadataURL)
 		}
 	}
@@ -322,22 +322,13 @@ func (a *Authorizer) pick(rec *Record, issuer string) *Grant {
 			g = nil
 		}
 	} else {
-		g = rec.grant(issuer, a.fixedClientID())
+		g = rec.grant(issuer, a.cfg.ClientID) // "": a registered client
 	}
 	if g == nil {
 		return nil
 	}
 	c := *g
 	return &c
-}
-
-// fixedClientID is the client id given by configuration, "" when it
-// comes from registration.
-func (a *Authorizer) fixedClientID() string {
-	if a.cfg.ClientID != "" {
-		return a.cfg.ClientID
-	}
-	return ""
 }
 
 // ErrNotOurs reports a 403 that is not an insufficient_scope challenge: not
@@ -642,16 +633,4 @@ func (a *Authorizer) resource(d *Discovery) string {
 		return d.Resource.Resource
 	}
 	return a.server
-}
-
-func pathOf(u string) string {
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := u[i+3:]
-	if j := strings.IndexByte(rest, '/'); j >= 0 {
-		return rest[j:]
-	}
-	return ""
 }

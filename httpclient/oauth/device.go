@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"golang.org/x/oauth2"
 )
 
 // deviceGrantType is the grant_type of RFC 8628 §3.4.
@@ -80,10 +83,10 @@ func ParseDeviceAuthorization(b []byte) (*DeviceAuthorization, error) {
 		d.VerificationURIComplete, _ = url.Parse(r.VerificationURIComplete)
 	}
 	var ok bool
-	if d.ExpiresIn, ok = seconds(r.ExpiresIn); !ok {
+	if d.ExpiresIn, ok = seconds(string(r.ExpiresIn)); !ok {
 		return nil, fmt.Errorf("%w: device authorization response lacks a positive expires_in (RFC 8628 §3.2)", ErrMetadata)
 	}
-	if iv, ok := seconds(r.Interval); ok {
+	if iv, ok := seconds(string(r.Interval)); ok {
 		d.Interval = iv
 	}
 	return d, nil
@@ -91,11 +94,8 @@ func ParseDeviceAuthorization(b []byte) (*DeviceAuthorization, error) {
 
 // seconds reads a positive number of seconds, given as a JSON number or,
 // from some servers, a numeric string.
-func seconds(raw json.RawMessage) (time.Duration, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, false
-	}
-	n, err := strconv.ParseFloat(strings.Trim(string(raw), `"`), 64)
+func seconds(raw string) (time.Duration, bool) {
+	n, err := strconv.ParseFloat(strings.Trim(raw, `"`), 64)
 	if err != nil || n <= 0 || n >= 1e10 {
 		return 0, false
 	}
@@ -141,12 +141,26 @@ func (a *Authorizer) deviceAttempt(ctx context.Context, md *ServerMetadata, c *C
 		// grant's authorization request.
 		form.Set("resource", resource)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.DeviceAuthorizationEndpoint, nil)
+	// x/oauth2's DeviceAuth sends client_id alone; RFC 8628 §3.1 has
+	// confidential clients authenticate here as at the token endpoint.
+	auth, err := a.clientAuth(md, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.authenticate(req, form, md, c); err != nil {
+	maps.Copy(form, auth.params)
+	if auth.style == oauth2.AuthStyleInParams {
+		form.Set("client_id", c.ID)
+		if auth.secret != "" {
+			form.Set("client_secret", auth.secret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.DeviceAuthorizationEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
 		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if auth.style == oauth2.AuthStyleInHeader {
+		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(auth.secret))
 	}
 	status, b, err := a.exchange(req)
 	if err != nil {
@@ -180,7 +194,7 @@ func (a *Authorizer) deviceAttempt(ctx context.Context, md *ServerMetadata, c *C
 		if resource != "" {
 			poll.Set("resource", resource)
 		}
-		t, err := a.tokenRequest(ctx, md, c, poll, nil)
+		t, err := a.tokenRequest(ctx, md, c, poll)
 		if err == nil {
 			if len(t.Scopes) == 0 {
 				t.Scopes = scopes // RFC 6749 §5.1: omitted when as requested

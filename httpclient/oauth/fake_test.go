@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/oauth2"
 )
 
 // fakeAS is an authorization server plus a protected MCP endpoint, with
@@ -239,7 +241,7 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 			code := form.Get("code")
 			ch, ok := f.challenge[code]
 			delete(f.challenge, code)
-			if !ok || s256(form.Get("code_verifier")) != ch || form.Get("redirect_uri") != f.codeRedirect[code] || form.Get("resource") != f.codeResource[code] {
+			if !ok || oauth2.S256ChallengeFromVerifier(form.Get("code_verifier")) != ch || form.Get("redirect_uri") != f.codeRedirect[code] || form.Get("resource") != f.codeResource[code] {
 				w.WriteHeader(400)
 				writeJSON(w, map[string]string{"error": "invalid_grant"})
 				return

@@ -6,14 +6,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // ParseClientKey reads a PEM private key (PKCS #8, SEC 1 EC or PKCS #1 RSA)
@@ -57,39 +57,23 @@ func ParseClientKey(pemBytes []byte, alg string) (crypto.Signer, string, error) 
 
 // signAssertion makes the RFC 7523 §3 client assertion: iss and sub are
 // the client id, aud the authorization server's issuer, a fresh jti, and a
-// five-minute lifetime.
+// five-minute lifetime. go-jose signs it (x/oauth2 has no client
+// assertions); the algorithm follows the key, as ParseClientKey checked.
 func signAssertion(key crypto.Signer, clientID, audience string, now time.Time) (string, error) {
-	alg := "RS256"
+	alg := jose.RS256
 	if _, ok := key.(*ecdsa.PrivateKey); ok {
-		alg = "ES256"
+		alg = jose.ES256
 	}
-	jti := make([]byte, 16)
-	_, _ = rand.Read(jti)
-	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{
-		"iss": clientID, "sub": clientID, "aud": audience,
-		"jti": base64.RawURLEncoding.EncodeToString(jti),
-		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
-	})
-	input := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
-	digest := sha256.Sum256([]byte(input))
-	var sig []byte
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
-		r, s, err := ecdsa.Sign(rand.Reader, k, digest[:])
-		if err != nil {
-			return "", fmt.Errorf("oauth: signing the client assertion: %w", err)
-		}
-		// RFC 7518 §3.4: R and S as 32-byte big-endian integers, concatenated.
-		sig = make([]byte, 64)
-		r.FillBytes(sig[:32])
-		s.FillBytes(sig[32:])
-	default:
-		var err error
-		sig, err = key.Sign(rand.Reader, digest[:], crypto.SHA256)
-		if err != nil {
-			return "", fmt.Errorf("oauth: signing the client assertion: %w", err)
-		}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		return "", fmt.Errorf("oauth: signing the client assertion: %w", err)
 	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+	s, err := jwt.Signed(signer).Claims(jwt.Claims{
+		Issuer: clientID, Subject: clientID, Audience: jwt.Audience{audience}, ID: rand.Text(),
+		IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(5 * time.Minute)),
+	}).Serialize()
+	if err != nil {
+		return "", fmt.Errorf("oauth: signing the client assertion: %w", err)
+	}
+	return s, nil
 }

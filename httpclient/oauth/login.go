@@ -3,27 +3,13 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
+
+	"golang.org/x/oauth2"
 )
-
-// randomString is 32 random bytes, base64url: a PKCE code verifier
-// (RFC 7636 §4.1: 43 characters of the unreserved set) or a state.
-func randomString() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// s256 is the RFC 7636 §4.2 S256 code challenge of verifier.
-func s256(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
 
 // authorizationCode runs the browser login: client identity, PKCE, the
 // authorization request through the browser, the checks on the response,
@@ -45,7 +31,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 	if md.AuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("the authorization server %s has no authorization_endpoint", md.Issuer)
 	}
-	state := randomString()
+	state := rand.Text()
 	port := a.cfg.CallbackPort
 	if port == 0 && g.Client.Source == "dynamic" {
 		port = portOf(g.Client.RedirectURI) // the registered redirect URI must match
@@ -67,18 +53,12 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		return nil, err
 	}
 
-	verifier := randomString()
-	q := url.Values{
-		"response_type":         {"code"},
-		"client_id":             {c.ID},
-		"redirect_uri":          {redirect},
-		"state":                 {state},
-		"code_challenge":        {s256(verifier)},
-		"code_challenge_method": {"S256"},
-	}
-	if len(scopes) > 0 {
-		q.Set("scope", scopeString(scopes))
-	}
+	// x/oauth2 builds the authorization request: response_type, client_id,
+	// redirect_uri, state, and the PKCE S256 challenge of a fresh verifier.
+	verifier := oauth2.GenerateVerifier()
+	conf := a.oauth2Config(md, c, redirect, clientAuth{})
+	conf.Scopes = scopes
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
 	if hasScope(scopes, "offline_access") {
 		// OpenID Connect Core §11: "When offline access is requested, a
 		// prompt parameter value of consent MUST be used unless other
@@ -86,26 +66,15 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		// to the requested resources are in place." Providers that follow
 		// it (node-oidc-provider) drop offline_access without it, and then
 		// issue no refresh token.
-		q.Set("prompt", "consent")
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
 	}
 	if resource != "" {
 		// 2026-07-28 §Resource Parameter Implementation: the resource
 		// parameter "MUST be included in both authorization requests and
 		// token requests".
-		q.Set("resource", resource)
+		opts = append(opts, oauth2.SetAuthURLParam("resource", resource))
 	}
-	authURL, err := url.Parse(md.AuthorizationEndpoint)
-	if err != nil {
-		return nil, err
-	}
-	if authURL.RawQuery != "" {
-		q2 := authURL.Query()
-		for k, v := range q {
-			q2[k] = v
-		}
-		q = q2
-	}
-	authURL.RawQuery = q.Encode()
+	authURL := conf.AuthCodeURL(state, opts...)
 	a.mu.Lock()
 	a.requested = scopes
 	a.mu.Unlock()
@@ -115,7 +84,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 	if a.cfg.Prompt != nil {
 		fmt.Fprintf(a.cfg.Prompt, "mcp-bridge: to authorize access to %s, open this URL in a browser (waiting %s):\n\n    %s\n\n", a.server, a.cfg.Timeout, authURL)
 	}
-	argv := browserCommand(a.cfg.Browser, authURL.String())
+	argv := browserCommand(a.cfg.Browser, authURL)
 	a.cfg.Logger.Info().Str("issuer", md.Issuer).Str("browser", argv[0]).Int("callback_port", lb.port()).Strs("scopes", scopes).Msg("oauth: login required; opening the browser")
 	if err := a.browsers.open(argv, a.cfg.Prompt); err != nil {
 		a.cfg.Logger.Warn().Err(err).Msg("oauth: could not open a browser; open the URL printed above yourself")
@@ -142,16 +111,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 	if code == "" {
 		return nil, errors.New("the authorization response has no code")
 	}
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {redirect},
-		"code_verifier": {verifier},
-	}
-	if resource != "" {
-		form.Set("resource", resource)
-	}
-	return a.tokenRequest(ctx, md, c, form, nil)
+	return a.exchangeCode(ctx, md, c, redirect, code, verifier, resource)
 }
 
 // checkIssuer applies RFC 9207 §2.4 as 2026-07-28 §Authorization Response
@@ -195,7 +155,7 @@ func (a *Authorizer) refresh(ctx context.Context, md *ServerMetadata, g *Grant, 
 	if resource != "" {
 		form.Set("resource", resource)
 	}
-	t, err := a.tokenRequest(ctx, md, &g.Client, form, &g.Token)
+	t, err := a.tokenRequest(ctx, md, &g.Client, form)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +180,7 @@ func (a *Authorizer) clientCredentials(ctx context.Context, md *ServerMetadata, 
 	a.mu.Lock()
 	a.requested = scopes
 	a.mu.Unlock()
-	t, err := a.tokenRequest(ctx, md, c, form, nil)
+	t, err := a.tokenRequest(ctx, md, c, form)
 	if err != nil {
 		return nil, err
 	}

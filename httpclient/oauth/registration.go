@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // errUnknownClient is matched when the authorization server showed that
@@ -77,16 +80,16 @@ func (a *Authorizer) identity(ctx context.Context, md *ServerMetadata, rec *Reco
 // that audits those. A server that lists grant types without
 // refresh_token gets a made-up code instead.
 func (a *Authorizer) probe(ctx context.Context, md *ServerMetadata, c *Client, redirect string) error {
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"mcp-bridge-registration-check-" + randomString()}}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"mcp-bridge-registration-check-" + rand.Text()}}
 	if len(md.GrantTypesSupported) > 0 && !slices.Contains(md.GrantTypesSupported, "refresh_token") {
 		form = url.Values{
 			"grant_type":    {"authorization_code"},
-			"code":          {"mcp-bridge-registration-check-" + randomString()},
+			"code":          {"mcp-bridge-registration-check-" + rand.Text()},
 			"redirect_uri":  {redirect},
-			"code_verifier": {randomString()},
+			"code_verifier": {oauth2.GenerateVerifier()},
 		}
 	}
-	_, err := a.tokenRequest(ctx, md, c, form, nil)
+	_, err := a.tokenRequest(ctx, md, c, form)
 	return err
 }
 
