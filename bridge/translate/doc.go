@@ -17,7 +17,10 @@
 //     server-to-client requests: building the result, minting and reading
 //     the request state, collecting the input responses, carrying progress
 //     across rounds (rounds.go);
-//   - result completion: resultType and the cache hints (results.go).
+//   - result completion: resultType and the cache hints (results.go);
+//   - tasks: 2025-11-25 experimental tasks ⇄ the Tasks extension
+//     (SEP-2663) — capabilities, CreateTaskResult, tasks/get, cancel and
+//     the outcome; withheld where they do not map (tasks.go).
 //
 // bridge/wire stays the byte-level layer below: translate builds and edits
 // messages with it and never re-encodes what it forwards.
