@@ -307,6 +307,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 	case "tasks/list":
 		m = c.filterTaskList(cl, m)
 	}
+	m = c.taskAcrossEras(cl, m)
 	if cl.onFinal != nil && cl.onFinal(m) {
 		return
 	}

@@ -69,6 +69,9 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 			h.serveLegacyListen(w, r, m, sc, conn)
 			return
 		}
+		if h.serveLegacyTask(w, r, m, conn) {
+			return
+		}
 		if state := stateOf(m); state != "" {
 			h.resumeInput(w, r, m, sc, state)
 			return
@@ -78,6 +81,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		}
 		cl.complete = true
 		cl.caps = m.ClientCapabilities()
+		m = sc.augmentForLegacy(m)
 		// The 2026-07-28 envelope means nothing to a legacy child (and
 		// some reject what carries it): it travels without.
 		stripped := wire.WithoutFields(m.Raw, m.Meta, wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaLogLevel)

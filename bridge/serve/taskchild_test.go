@@ -16,6 +16,12 @@ import (
 //     ({"task":{…}}) when the request has params.task, else SEP-2663's
 //     ({"resultType":"task",…}). Ids count up (task-1, task-2, …), the
 //     guessable kind that makes binding tasks to their creator matter;
+//   - tools/call "job" creates a task that completes on its second
+//     tasks/get (a poll sees it working, then done; its result is the text
+//     "done <id>"): for a 2026-07-28 request only when the request declares
+//     the Tasks extension (else the result comes at once), for a legacy one
+//     only when it has params.task. tools/list marks it
+//     execution.taskSupport "optional" for legacy clients;
 //   - tools/call "exit" ends the process (a crash, for restarts);
 //   - tasks/get, tasks/update, tasks/cancel, tasks/result, tasks/list
 //     serve every task the process created, whoever asks: the child
@@ -52,6 +58,8 @@ func runTasksChild() int {
 	}
 	type task struct {
 		ID, Status string
+		job        bool // completes on its second tasks/get
+		polls      int
 	}
 	var tasks []*task
 	find := func(id string) *task {
@@ -75,6 +83,9 @@ func runTasksChild() int {
 				} `json:"notifications"`
 				Meta struct {
 					Version string `json:"io.modelcontextprotocol/protocolVersion"`
+					Caps    struct {
+						Extensions map[string]any `json:"extensions"`
+					} `json:"io.modelcontextprotocol/clientCapabilities"`
 				} `json:"_meta"`
 			} `json:"params"`
 		}
@@ -110,17 +121,27 @@ func runTasksChild() int {
 		case "ping":
 			result(map[string]any{})
 		case "tools/list":
+			job := map[string]any{"name": "job", "inputSchema": map[string]any{"type": "object"}}
+			if !modern {
+				job["execution"] = map[string]any{"taskSupport": "optional"}
+			}
 			result(map[string]any{"tools": []any{
 				map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}},
+				job,
 				map[string]any{"name": "exit", "inputSchema": map[string]any{"type": "object"}},
 			}})
 		case "tools/call":
 			if m.Params.Name == "exit" {
 				return 3
 			}
-			t := &task{ID: fmt.Sprintf("task-%d", len(tasks)+1), Status: "working"}
+			_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
+			if m.Params.Name == "job" && ((modern && !declared) || (!modern && len(m.Params.Task) == 0)) {
+				result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done now"}}})
+				continue
+			}
+			t := &task{ID: fmt.Sprintf("task-%d", len(tasks)+1), Status: "working", job: m.Params.Name == "job"}
 			tasks = append(tasks, t)
-			if len(m.Params.Task) > 0 {
+			if len(m.Params.Task) > 0 && !modern {
 				result(map[string]any{"task": shape(t)})
 			} else {
 				r := shape(t)
@@ -133,9 +154,19 @@ func runTasksChild() int {
 				fail(-32602, "Failed to retrieve task: Task not found")
 				continue
 			}
+			done := map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + t.ID}}}
 			switch m.Method {
 			case "tasks/get":
-				result(shape(t))
+				if t.job && t.Status == "working" {
+					if t.polls++; t.polls >= 2 {
+						t.Status = "completed"
+					}
+				}
+				r := shape(t)
+				if modern && t.Status == "completed" {
+					r["result"] = done
+				}
+				result(r)
 			case "tasks/update":
 				result(map[string]any{})
 			case "tasks/cancel":
@@ -152,7 +183,12 @@ func runTasksChild() int {
 					result(shape(t))
 				}
 			case "tasks/result":
-				result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + t.ID}}})
+				if t.job && t.Status != "completed" {
+					fail(-32603, "test child: a job's result is asked for before it is done")
+					continue
+				}
+				done["_meta"] = map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": t.ID}}
+				result(done)
 			}
 		case "subscriptions/listen":
 			result(map[string]any{"taskIds": m.Params.Notif.TaskIDs})

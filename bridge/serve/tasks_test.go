@@ -17,6 +17,7 @@ type taskClient struct {
 	url    string
 	token  string
 	sid    string // a legacy session's id; "" for 2026-07-28 requests
+	meta   string // a 2026-07-28 request's _meta member; "" for modernMeta
 	nextID int
 }
 
@@ -40,7 +41,11 @@ func (c *taskClient) call(method, params string) map[string]any {
 		if params != "" {
 			sep = ","
 		}
-		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s%s}}`, c.nextID, method, params, sep, modernMeta)
+		meta := c.meta
+		if meta == "" {
+			meta = modernMeta
+		}
+		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s%s}}`, c.nextID, method, params, sep, meta)
 	} else {
 		hdr = map[string]string{"Mcp-Session-Id": c.sid, "MCP-Protocol-Version": "2025-11-25"}
 		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, c.nextID, method, params)
