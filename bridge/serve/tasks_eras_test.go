@@ -11,10 +11,10 @@ const tasksMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2
 
 // taskEraCase is one pairing of client era and child era.
 type taskEraCase struct {
-	name        string
-	child       ChildProtocol
-	legacy      bool // the client speaks 2025-11-25 (a session)
-	crossEras   bool
+	name      string
+	child     ChildProtocol
+	legacy    bool // the client speaks 2025-11-25 (a session)
+	crossEras bool
 }
 
 var taskEraCases = []taskEraCase{
