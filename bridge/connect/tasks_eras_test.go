@@ -1,0 +1,124 @@
+package connect
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// taskRemote is the tasks fixture server (bridge/internal/taskstest)
+// behind Streamable HTTP, one JSON response per request. It checks the
+// routing header of every 2026-07-28 tasks request: SEP-2663 "the client
+// MUST set the Mcp-Name header ... to the value of params.taskId".
+type taskRemote struct {
+	srv taskstest.Server
+
+	mu             sync.Mutex
+	named, misname int
+	methods        []string
+}
+
+func (tr *taskRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body := readBody(r)
+	var m wire.Message
+	if wire.Parse(body, &m) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	tr.mu.Lock()
+	tr.methods = append(tr.methods, m.Method)
+	if strings.HasPrefix(r.Header.Get(wire.HeaderMethod), "tasks/") {
+		tr.named++
+		if name, err := wire.DecodeHeaderValue(r.Header.Get(wire.HeaderName)); err != nil || name != m.TaskID {
+			tr.misname++
+		}
+	}
+	tr.mu.Unlock()
+	out, _ := tr.srv.Handle(body)
+	if m.Kind != wire.KindRequest || len(out) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if m.Method == "initialize" {
+		w.Header().Set(wire.HeaderSessionID, "tasks-session")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out[len(out)-1]) // the response; notifications before it are the GET stream's
+}
+
+// TestTasksAcrossErasConnect: issue #24 acceptance item 1 through connect —
+// a host of each era runs the task lifecycle in its own generation of
+// tasks against a remote of the same era (passed through) and of the other
+// (translated by bridge/translate, as serve does); 2026-07-28 tasks
+// requests carry Mcp-Name = taskId on the wire.
+func TestTasksAcrossErasConnect(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		legacyHost   bool
+		remote       Protocol
+		modernOnWire bool
+	}{
+		{"modern host, modern remote", false, ProtocolModern, true},
+		{"modern host, legacy remote", false, ProtocolLegacy, false},
+		{"legacy host, legacy remote", true, ProtocolLegacy, false},
+		{"legacy host, modern remote", true, ProtocolModern, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			remote := &taskRemote{}
+			srv := httptest.NewServer(remote)
+			defer srv.Close()
+			h := startHost(t, Config{URL: srv.URL, Protocol: tc.remote})
+			next := 0
+			call := func(method, params string) map[string]any {
+				t.Helper()
+				next++
+				sep := ""
+				if params != "" {
+					sep = ","
+				}
+				if !tc.legacyHost {
+					params += sep + taskstest.TasksMeta
+				}
+				h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, next, method, params))
+				resp, _ := h.response(strconv.Itoa(next), 10*time.Second)
+				return resp
+			}
+			if tc.legacyHost {
+				init := call("initialize", `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}`)
+				caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+				if tasks, _ := caps["tasks"].(map[string]any); tasks["requests"] == nil || tasks["cancel"] == nil {
+					t.Errorf("initialize capabilities: %v, want tasks", caps)
+				}
+				h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			} else {
+				disc := call("server/discover", "")
+				caps, _ := disc["result"].(map[string]any)["capabilities"].(map[string]any)
+				ext, _ := caps["extensions"].(map[string]any)
+				if ext["io.modelcontextprotocol/tasks"] == nil || caps["tasks"] != nil {
+					t.Errorf("discover capabilities: %v, want the Tasks extension and no legacy tasks", caps)
+				}
+			}
+			// A host lists the tools first; a 2025-11-25 one learns which
+			// may run as tasks, and the bridge which the legacy remote's are.
+			call("tools/list", "")
+			taskstest.Lifecycle(t, call, tc.legacyHost)
+			remote.mu.Lock()
+			defer remote.mu.Unlock()
+			if tc.modernOnWire && (remote.named == 0 || remote.misname != 0) {
+				t.Errorf("tasks requests on the wire: %d, %d without Mcp-Name = taskId", remote.named, remote.misname)
+			}
+		})
+	}
+}
