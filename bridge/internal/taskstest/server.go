@@ -5,14 +5,16 @@
 //
 //   - tools/call "slow" creates a task that stays working: a 2025-11-25
 //     CreateTaskResult ({"task":{…}}) when a legacy request has
-//     params.task, else SEP-2663's ({"resultType":"task",…}). Ids count up
+//     params.task (without, the result comes at once), SEP-2663's
+//     ({"resultType":"task",…}) for every 2026-07-28 request, declared or
+//     not (the bridge's principal binding must not depend on it). Ids count up
 //     (task-1, task-2, …), the guessable kind that makes binding tasks to
 //     their creator matter;
 //   - tools/call "job" creates a task that completes on its second
 //     tasks/get (a poll sees it working, then done; its result is the text
 //     "done <id>"): for a 2026-07-28 request only when the request declares
 //     the Tasks extension (else the result comes at once), for a legacy one
-//     only when it has params.task. tools/list marks it
+//     only when it has params.task. tools/list marks both
 //     execution.taskSupport "optional" for legacy clients;
 //   - tools/call "exit" asks the caller to end the process (Handle's exit);
 //   - tasks/get, tasks/update, tasks/cancel, tasks/result, tasks/list
@@ -108,12 +110,14 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 	case "ping":
 		result(map[string]any{})
 	case "tools/list":
+		slow := map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}}
 		job := map[string]any{"name": "job", "inputSchema": map[string]any{"type": "object"}}
 		if !modern {
+			slow["execution"] = map[string]any{"taskSupport": "optional"}
 			job["execution"] = map[string]any{"taskSupport": "optional"}
 		}
 		result(map[string]any{"tools": []any{
-			map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}},
+			slow,
 			job,
 			map[string]any{"name": "exit", "inputSchema": map[string]any{"type": "object"}},
 		}})
@@ -122,7 +126,7 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 			return nil, true
 		}
 		_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
-		if m.Params.Name == "job" && ((modern && !declared) || (!modern && len(m.Params.Task) == 0)) {
+		if (m.Params.Name == "job" && modern && !declared) || (!modern && len(m.Params.Task) == 0) {
 			result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done now"}}})
 			return out, false
 		}
