@@ -122,3 +122,56 @@ func TestTasksAcrossErasConnect(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksWithheldAcrossEras: a legacy remote whose tasks cannot all be
+// translated (task-augmented tools/call but no tasks/cancel, which the
+// extension requires) is offered to a 2026-07-28 host without the Tasks
+// extension, and its tools are called without a task — never a
+// half-working task.
+func TestTasksWithheldAcrossEras(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body := readBody(r)
+		var m wire.Message
+		wire.Parse(body, &m)
+		switch m.Method {
+		case "initialize":
+			w.Header().Set(wire.HeaderSessionID, "s")
+			answer(w, r, body, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"partial","version":"1"}}`)
+		case "tools/list":
+			answer(w, r, body, `{"tools":[{"name":"job","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
+		case "tools/call":
+			mu.Lock()
+			calls = append(calls, string(m.Bytes(m.Params)))
+			mu.Unlock()
+			answer(w, r, body, `{"content":[{"type":"text","text":"done now"}]}`)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + taskstest.TasksMeta + `}}`)
+	disc, _ := h.response("1", 10*time.Second)
+	caps, _ := disc["result"].(map[string]any)["capabilities"].(map[string]any)
+	if caps["extensions"] != nil || caps["tasks"] != nil {
+		t.Errorf("discover capabilities: %v, want no tasks of either generation", caps)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + taskstest.TasksMeta + `}}`)
+	h.response("2", 10*time.Second)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","arguments":{},` + taskstest.TasksMeta + `}}`)
+	resp, _ := h.response("3", 10*time.Second)
+	if r, _ := resp["result"].(map[string]any); r["resultType"] != "complete" {
+		t.Errorf("tools/call: %v, want the result at once", resp)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 || strings.Contains(calls[0], `"task"`) {
+		t.Errorf("the remote got %q, want one call without a task", calls)
+	}
+}
