@@ -416,6 +416,9 @@ func (c *childConn) onNotification(m *wire.Message) {
 				c.route(cl, m, false)
 				return
 			}
+			if c.taskProgress(id, m) {
+				return
+			}
 		}
 		c.log.Debug().Bytes("token", m.Bytes(m.ProgressToken)).Msg("progress for no pending request; dropped")
 		return

@@ -56,8 +56,9 @@ const (
 const errTaskNotFound = "Task not found"
 
 type taskBinding struct {
-	owner   string // Principal.key
-	expires time.Time
+	owner    string // Principal.key
+	expires  time.Time
+	progress int64 // the child's progress token of the call that created it; 0: none (tasks_progress.go)
 }
 
 // taskTable binds task ids to the principals that created them.
@@ -66,6 +67,9 @@ type taskTable struct {
 	tasks map[string]taskBinding
 	count map[string]int // tasks per owner
 	now   func() time.Time
+	// progress: where a task's progress goes after its call ended, by
+	// the child's progress token (tasks_progress.go).
+	progress map[int64]progressRoute
 }
 
 func (t *taskTable) clock() time.Time {
@@ -78,7 +82,7 @@ func (t *taskTable) clock() time.Time {
 // reset forgets every task: the child they belonged to is gone.
 func (t *taskTable) reset() {
 	t.mu.Lock()
-	t.tasks, t.count = nil, nil
+	t.tasks, t.count, t.progress = nil, nil, nil
 	t.mu.Unlock()
 }
 
@@ -111,6 +115,9 @@ func (t *taskTable) bind(id, owner string, ttl time.Duration) {
 
 func (t *taskTable) drop(id string, b taskBinding) {
 	delete(t.tasks, id)
+	if b.progress != 0 {
+		delete(t.progress, b.progress)
+	}
 	if t.count[b.owner]--; t.count[b.owner] <= 0 {
 		delete(t.count, b.owner)
 	}
@@ -249,6 +256,7 @@ func (c *childConn) bindTask(cl *call, m *wire.Message) {
 		}
 	}
 	c.tasks.bind(id, cl.principalKey(), ttl)
+	c.keepTaskProgress(cl, id)
 }
 
 // filterTaskList keeps, of a tasks/list result page (2025-11-25), the

@@ -21,6 +21,9 @@
 //     serve every task the server created, whoever asks;
 //   - tasks/cancel of a 2025-11-25 client sends notifications/tasks/status
 //     for the task, then notifications/tools/list_changed;
+//   - tasks/get of a task a 2025-11-25 call with a progress token created
+//     sends notifications/progress under that token, then
+//     notifications/tools/list_changed;
 //   - subscriptions/listen answers at once with the task ids it was asked
 //     for (result.taskIds), so a test sees what reached the server.
 package taskstest
@@ -35,6 +38,7 @@ type task struct {
 	ID, Status string
 	job        bool // completes on its second tasks/get
 	polls      int
+	token      json.RawMessage // the creating call's progress token (2025-11-25)
 }
 
 // Server is one server's state: its tasks.
@@ -71,7 +75,8 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 				TaskIDs []string `json:"taskIds"`
 			} `json:"notifications"`
 			Meta struct {
-				Version string `json:"io.modelcontextprotocol/protocolVersion"`
+				Version string          `json:"io.modelcontextprotocol/protocolVersion"`
+				Token   json.RawMessage `json:"progressToken"`
 				Caps    struct {
 					Extensions map[string]any `json:"extensions"`
 				} `json:"io.modelcontextprotocol/clientCapabilities"`
@@ -131,6 +136,9 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 			return out, false
 		}
 		t := &task{ID: fmt.Sprintf("task-%d", len(s.tasks)+1), Status: "working", job: m.Params.Name == "job"}
+		if !modern {
+			t.token = m.Params.Meta.Token
+		}
 		s.tasks = append(s.tasks, t)
 		if len(m.Params.Task) > 0 && !modern {
 			result(map[string]any{"task": shape(t)})
@@ -148,6 +156,13 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 		done := map[string]any{"content": []any{map[string]any{"type": "text", "text": "done " + t.ID}}}
 		switch m.Method {
 		case "tasks/get":
+			if t.token != nil {
+				// "The progressToken provided in the initial request
+				// remains valid throughout the task lifetime"; then a
+				// server-wide notification every session gets.
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": t.token, "progress": t.polls + 1}})
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+			}
 			if t.job && t.Status == "working" {
 				if t.polls++; t.polls >= 2 {
 					t.Status = "completed"
