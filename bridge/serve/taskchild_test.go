@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 
@@ -23,24 +22,6 @@ func tasksChild() func() *exec.Cmd {
 // need not know of it.
 func init() {
 	if os.Getenv(testChildEnv) == "tasks" {
-		os.Exit(runTasksChild())
+		os.Exit(taskstest.RunStdio(os.Stdin, os.Stdout))
 	}
-}
-
-func runTasksChild() int {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	var srv taskstest.Server
-	for in.Scan() {
-		msgs, exit := srv.Handle(in.Bytes())
-		if exit {
-			return 3
-		}
-		for _, m := range msgs {
-			out.Write(append(m, '\n'))
-		}
-		out.Flush()
-	}
-	return 0
 }

@@ -29,8 +29,10 @@
 package taskstest
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 )
 
@@ -208,4 +210,25 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 		fail(-32601, "Method not found")
 	}
 	return out, false
+}
+
+// RunStdio serves one Server on a stdio pair, a JSON-RPC message a line,
+// until in ends (0) or tools/call "exit" (3): the loop of a test binary
+// started as a stdio child.
+func RunStdio(in io.Reader, out io.Writer) int {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	w := bufio.NewWriter(out)
+	var srv Server
+	for sc.Scan() {
+		msgs, exit := srv.Handle(sc.Bytes())
+		if exit {
+			return 3
+		}
+		for _, m := range msgs {
+			w.Write(append(m, '\n'))
+		}
+		w.Flush()
+	}
+	return 0
 }
