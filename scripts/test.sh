@@ -160,6 +160,7 @@ fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope
 fuzz ./bridge/translate FuzzReadRound
+fuzz ./bridge/translate FuzzTaskShapes
 fuzz ./bridge/serve FuzzOwnListenTasks
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

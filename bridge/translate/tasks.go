@@ -240,6 +240,10 @@ func task(obj []byte, modern bool) (map[string]json.RawMessage, bool) {
 	return t, true
 }
 
+// encoded is (b, ok) for what encode built: nil when a member was not
+// JSON after all.
+func encoded(b []byte) ([]byte, bool) { return b, b != nil }
+
 func encode(m map[string]json.RawMessage) []byte {
 	b, _ := json.Marshal(m)
 	return b
@@ -262,7 +266,7 @@ func CreateTaskToModern(result []byte) ([]byte, bool) {
 	if meta, ok := r["_meta"]; ok {
 		t["_meta"] = meta
 	}
-	return encode(t), true
+	return encoded(encode(t))
 }
 
 // CreateTaskToLegacy returns the 2025-11-25 CreateTaskResult for a modern
@@ -280,7 +284,7 @@ func CreateTaskToLegacy(result []byte) ([]byte, bool) {
 	if meta, ok := r["_meta"]; ok {
 		out["_meta"] = meta
 	}
-	return encode(out), true
+	return encoded(encode(out))
 }
 
 // TaskStatus returns the status of a Task object ("" if none).
@@ -338,7 +342,7 @@ func TaskToModern(getResult []byte, final *wire.Message) ([]byte, bool) {
 		t["status"] = json.RawMessage(`"failed"`)
 		t["error"] = errorObject(wire.CodeInternalError, "mcp-bridge: the server did not return the task's result")
 	}
-	return encode(t), true
+	return encoded(encode(t))
 }
 
 // resultWithoutRelated is a tasks/result result with the related-task
@@ -374,7 +378,7 @@ func TaskToLegacy(getResult []byte) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return encode(t), true
+	return encoded(encode(t))
 }
 
 // Ack is SEP-2663's tasks/cancel and tasks/update result: "The server MUST

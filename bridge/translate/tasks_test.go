@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -114,4 +115,57 @@ func mustElem(t *testing.T, m *wire.Message, i int) wire.Span {
 		t.Fatalf("tools: %v", err)
 	}
 	return elems[i]
+}
+
+// FuzzTaskShapes: whatever a server sends as a task, a tasks/get result,
+// a tools/list result or capabilities, the mapping does not panic, and
+// what it builds is JSON.
+func FuzzTaskShapes(f *testing.F) {
+	for _, s := range []string{
+		`{"task":{"taskId":"t1","status":"working","ttl":1,"pollInterval":2},"_meta":{}}`,
+		`{"resultType":"task","taskId":"t1","status":"working","ttlMs":null}`,
+		`{"resultType":"complete","taskId":"t1","status":"completed","result":{"content":[]}}`,
+		`{"taskId":"t1","status":"failed","error":{"code":1,"message":"m"}}`,
+		`{"tools":[{"name":"a","execution":{"taskSupport":"optional"}},{"name":"b","execution":null}]}`,
+		`{"capabilities":{"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`,
+		`{"taskId":"t1","taskId":2}`, `[]`, `null`, `{"task":null}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in := []byte(s)
+		check := func(what string, out []byte) {
+			if out != nil && !json.Valid(out) {
+				t.Fatalf("%s(%s) = %s, not JSON", what, s, out)
+			}
+		}
+		checkOK := func(what string, out []byte, ok bool) {
+			if ok && out == nil {
+				t.Fatalf("%s(%s): ok without a result", what, s)
+			}
+			check(what, out)
+		}
+		out, ok := CreateTaskToModern(in)
+		checkOK("CreateTaskToModern", out, ok)
+		out, ok = CreateTaskToLegacy(in)
+		checkOK("CreateTaskToLegacy", out, ok)
+		out, ok = TaskToLegacy(in)
+		checkOK("TaskToLegacy", out, ok)
+		var final wire.Message
+		if json.Valid(in) && wire.Parse(wire.ResultResponse([]byte("1"), in), &final) == nil {
+			out, ok := TaskToModern(in, &final)
+			checkOK("TaskToModern", out, ok)
+		}
+		if res, errObj, ok := Outcome(in, "t"); ok {
+			check("Outcome", res)
+			check("Outcome", errObj)
+		}
+		if json.Valid(in) {
+			check("ToolsWithTaskSupport", ToolsWithTaskSupport(in))
+			check("TasksToModern", TasksToModern(in, in))
+			check("TasksToLegacy", TasksToLegacy(in, in))
+			check("CapsWithTasks", CapsWithTasks(in))
+			check("withoutTaskCaps", withoutTaskCaps(in))
+		}
+	})
 }
