@@ -275,6 +275,12 @@ func (h *modernHost) taskShape(method string, fm *wire.Message) *wire.Message {
 func (h *modernHost) task(ctx context.Context, p *pending, m *wire.Message) bool {
 	b := h.b
 	switch m.Method {
+	case "tools/call":
+		if h.remoteOffersTasks() && translate.NeedsTasks(translate.ClientDeclaresTasks(m), b.tools.taskSupport(m.Name)) {
+			b.writeFinal(p, translate.MissingTasks(p.id))
+			return true
+		}
+		return false
 	case "tasks/result", "tasks/list":
 		// SEP-2663: "tasks/result is removed; clients calling it MUST
 		// receive -32601"; there is no tasks/list.

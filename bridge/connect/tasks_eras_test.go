@@ -114,6 +114,16 @@ func TestTasksAcrossErasConnect(t *testing.T) {
 			// may run as tasks, and the bridge which the legacy remote's are.
 			call("tools/list", "")
 			taskstest.Lifecycle(t, call, tc.legacyHost)
+			if !tc.legacyHost && tc.remote == ProtocolLegacy {
+				// A tool that runs only as a task, called by a host without
+				// the extension: SEP-2663's -32021, not the legacy -32601.
+				next++
+				h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"must","arguments":{},%s}}`, next, meta))
+				resp, _ := h.response(strconv.Itoa(next), 10*time.Second)
+				if e, _ := resp["error"].(map[string]any); e == nil || e["code"] != float64(-32021) {
+					t.Errorf("must without the extension: %v, want -32021", resp)
+				}
+			}
 			remote.mu.Lock()
 			defer remote.mu.Unlock()
 			if tc.modernOnWire && (remote.named == 0 || remote.misname != 0) {

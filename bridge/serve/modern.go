@@ -69,7 +69,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 			h.serveLegacyListen(w, r, m, sc, conn)
 			return
 		}
-		if h.serveLegacyTask(w, r, m, conn) {
+		if h.serveLegacyTask(w, r, m, sc, conn) {
 			return
 		}
 		if state := stateOf(m); state != "" {

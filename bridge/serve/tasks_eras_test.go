@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
@@ -82,6 +83,23 @@ func TestTasksAcrossErasUndeclared(t *testing.T) {
 		if r["resultType"] != "complete" || fmt.Sprint(r["content"]) != "[map[text:done now type:text]]" {
 			t.Errorf("tools/call {%s}: %v, want the result at once", params, r)
 		}
+	}
+}
+
+// A tool that runs only as a task (taskSupport "required" at the legacy
+// child) is refused to a 2026-07-28 client without the extension the way
+// SEP-2663 says — -32021 naming the extension — and made a task for one
+// with it.
+func TestTasksAcrossErasRequired(t *testing.T) {
+	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildLegacy, AuthTokens: []string{"token-a"}})
+	plain := &taskClient{t: t, url: b.URL, token: "token-a"}
+	e, _ := plain.call("tools/call", `"name":"must","arguments":{}`)["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32021) || !strings.Contains(fmt.Sprint(e["data"]), "io.modelcontextprotocol/tasks") {
+		t.Errorf("undeclared: %v, want -32021 naming the extension", e)
+	}
+	declared := &taskClient{t: t, url: b.URL, token: "token-a", meta: taskstest.TasksMeta}
+	if r := okResult(t, "declared", declared.call("tools/call", `"name":"must","arguments":{}`)); r["resultType"] != "task" {
+		t.Errorf("declared: %v, want a task", r)
 	}
 }
 

@@ -127,9 +127,16 @@ func relayError(w http.ResponseWriter, id []byte, resp *wire.Message) {
 
 // serveLegacyTask answers a 2026-07-28 client's tasks request for a task
 // on a legacy child; ok is false for a request that is no tasks request.
-func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wire.Message, conn *childConn) bool {
+func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, conn *childConn) bool {
 	id := m.IDBytes()
 	switch m.Method {
+	case "tools/call":
+		support, _ := sc.tools.taskSupport(m.Name)
+		if childOffersTasks(sc.discoverResult()) && translate.NeedsTasks(translate.ClientDeclaresTasks(m), support) {
+			writeJSON(w, translate.MissingTasks(id))
+			return true
+		}
+		return false
 	case "tasks/result", "tasks/list":
 		// SEP-2663: "tasks/result is removed; clients calling it MUST
 		// receive -32601"; there is no tasks/list.

@@ -172,6 +172,25 @@ func Augment(clientDeclares bool, taskSupport string) bool {
 	return clientDeclares && (taskSupport == "optional" || taskSupport == "required")
 }
 
+// NeedsTasks reports whether a tools/call of a client that did not
+// declare the extension must be refused: the legacy tool's taskSupport is
+// "required" (2025-11-25: "Servers MUST return a -32601 (Method not found)
+// error if a client does not attempt to do so"), and SEP-2663 says how a
+// 2026-07-28 server refuses it: "If a server is unable to service a request
+// to a client that does not declare this extension capability without
+// returning CreateTaskResult, the server MUST return an error with the code
+// -32021 (Missing Required Client Capability)".
+func NeedsTasks(clientDeclares bool, taskSupport string) bool {
+	return !clientDeclares && taskSupport == "required"
+}
+
+// MissingTasks is that error's response to request id, naming the
+// extension in data.requiredCapabilities.
+func MissingTasks(id []byte) []byte {
+	return wire.ErrorResponse(id, wire.CodeMissingCapability, "Missing required client capability: the tool runs only as a task",
+		[]byte(`{"requiredCapabilities":{"extensions":{"`+TasksExtension+`":{}}}}`))
+}
+
 // AugmentField is the params member that makes a legacy tools/call a task.
 const AugmentField = `"task":{}`
 

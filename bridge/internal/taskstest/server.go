@@ -16,6 +16,8 @@
 //     the Tasks extension (else the result comes at once), for a legacy one
 //     only when it has params.task. tools/list marks both
 //     execution.taskSupport "optional" for legacy clients;
+//   - tools/call "must" is "slow" whose legacy taskSupport is "required":
+//     a legacy call without params.task gets -32601;
 //   - tools/call "exit" asks the caller to end the process (Handle's exit);
 //   - tasks/get, tasks/update, tasks/cancel, tasks/result, tasks/list
 //     serve every task the server created, whoever asks;
@@ -119,13 +121,16 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 	case "tools/list":
 		slow := map[string]any{"name": "slow", "inputSchema": map[string]any{"type": "object"}}
 		job := map[string]any{"name": "job", "inputSchema": map[string]any{"type": "object"}}
+		must := map[string]any{"name": "must", "inputSchema": map[string]any{"type": "object"}}
 		if !modern {
 			slow["execution"] = map[string]any{"taskSupport": "optional"}
 			job["execution"] = map[string]any{"taskSupport": "optional"}
+			must["execution"] = map[string]any{"taskSupport": "required"}
 		}
 		result(map[string]any{"tools": []any{
 			slow,
 			job,
+			must,
 			map[string]any{"name": "exit", "inputSchema": map[string]any{"type": "object"}},
 		}})
 	case "tools/call":
@@ -133,6 +138,12 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 			return nil, true
 		}
 		_, declared := m.Params.Meta.Caps.Extensions["io.modelcontextprotocol/tasks"]
+		if m.Params.Name == "must" && !modern && len(m.Params.Task) == 0 {
+			// 2025-11-25: "Servers MUST return a -32601 (Method not found)
+			// error if a client does not attempt to do so".
+			fail(-32601, "Method not found: must runs only as a task")
+			return out, false
+		}
 		if (m.Params.Name == "job" && modern && !declared) || (!modern && len(m.Params.Task) == 0) {
 			result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done now"}}})
 			return out, false
