@@ -45,8 +45,8 @@
 // # Framing
 //
 // SSE is framed by r3labs/sse/v2's EventStreamReader; the fields are parsed
-// by this package per the WHATWG rules, since r3labs' own parser is
-// unexported and lenient. The package imports no other package of this
-// module, starts no goroutines and never writes to stdout; logs go to
+// by this package per the WHATWG rules. sseframer.go says why the library is
+// used only as a framer and holds the workarounds around it. The package
+// imports no other package of this module, starts no goroutines and never writes to stdout; logs go to
 // [Client.Logger] and never contain header values.
 package httpclient

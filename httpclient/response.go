@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/r3labs/sse/v2"
 )
 
 // Kind says how a 2xx response carries its messages.
@@ -56,20 +54,15 @@ type Response struct {
 	body     io.ReadCloser
 	maxEvent int
 
-	jsonLen   int64                  // KindJSON: the body's Content-Length, or -1
-	jsonFirst []byte                 // KindJSON of unknown length: the byte read to tell it from empty
-	jsonBuf   *[]byte                // pooled buffer holding the body Next returned
-	events    *sse.EventStreamReader // KindSSE: the framer
-	fill      *fillReader            // KindSSE: the framer's source
-	pending   []byte                 // rest of the current raw event block
-	data      []byte                 // reused buffer for multi-line data
-	own       []byte                 // reused copy of a block read after a body error
-	ahead     []byte                 // the block after own, read ahead
-	aheadErr  error                  // or the error after own
-	hasAhead  bool
-	truncated bool   // pending ends in an event cut short by a body failure
-	err       error  // sticky result once the body is done
-	evName    string // KindSSE: the event name of the last message Next returned
+	jsonLen   int64   // KindJSON: the body's Content-Length, or -1
+	jsonFirst []byte  // KindJSON of unknown length: the byte read to tell it from empty
+	jsonBuf   *[]byte // pooled buffer holding the body Next returned
+	frames    *framer // KindSSE: r3labs' framer and its workarounds
+	pending   []byte  // rest of the current raw event block
+	data      []byte  // reused buffer for multi-line data
+	truncated bool    // pending ends in an event cut short by a body failure
+	err       error   // sticky result once the body is done
+	evName    string  // KindSSE: the event name of the last message Next returned
 
 	// feed, if set, replaces the body: the messages of one POST that the
 	// legacy HTTP+SSE transport delivers on its shared stream (legacysse.go).
@@ -101,10 +94,7 @@ func newResponse(ctx context.Context, cancel context.CancelFunc, method string, 
 	mt := mediaType(ct)
 	if mt == mediaSSE {
 		r.Kind = KindSSE
-		// fillReader keeps r3labs' scanner from rescanning its whole buffer
-		// after every small network read (quadratic for big events).
-		r.fill = &fillReader{r: resp.Body}
-		r.events = sse.NewEventStreamReader(r.fill, maxEvent)
+		r.frames = newFramer(resp.Body, maxEvent)
 		return r, nil
 	}
 	if sseOnly {
@@ -193,7 +183,7 @@ func (r *Response) Next() ([]byte, error) {
 			return r.nextJSON()
 		}
 	case KindSSE:
-		if r.events != nil {
+		if r.frames != nil {
 			return r.nextSSE()
 		}
 	}
@@ -264,7 +254,7 @@ func (r *Response) nextJSON() ([]byte, error) {
 func (r *Response) nextSSE() ([]byte, error) {
 	for {
 		if len(r.pending) == 0 {
-			raw, truncated, err := r.readEvent()
+			raw, truncated, err := r.frames.next()
 			if err != nil {
 				return nil, r.fail(err)
 			}
@@ -286,29 +276,6 @@ func (r *Response) nextSSE() ([]byte, error) {
 			return ev.data, nil
 		}
 	}
-}
-
-// readEvent returns the next raw event block from the framer. truncated
-// reports a block whose final event (the part after its last blank line)
-// the framer handed out only because the body failed: that event was cut
-// short and must be dropped, so that the caller resumes from the last
-// complete event instead.
-func (r *Response) readEvent() (raw []byte, truncated bool, err error) {
-	if r.hasAhead {
-		raw, err, r.ahead, r.aheadErr, r.hasAhead = r.ahead, r.aheadErr, nil, nil, false
-	} else {
-		raw, err = r.events.ReadEvent()
-	}
-	if err != nil || r.fill == nil || r.fill.err == nil {
-		return raw, false, err
-	}
-	// The body has failed, so the framer only splits what it buffered; only
-	// the last block can be cut short. Read ahead to learn whether raw is
-	// the last one, after copying it out of the framer's buffer.
-	r.own = append(r.own[:0], raw...)
-	r.ahead, r.aheadErr = r.events.ReadEvent()
-	r.hasAhead = true
-	return r.own, r.aheadErr != nil && !r.fill.endsAtBoundary(), nil
 }
 
 // note records the id and retry fields of ev.
@@ -339,12 +306,12 @@ func (r *Response) fail(err error) error {
 	case r.closed.Load():
 		err = ErrClosed
 	case r.ctx != nil && r.ctx.Err() != nil:
-		// r3labs turns a read failing with context.Canceled into io.EOF,
-		// which would look like a clean end; the context says otherwise.
+		// The framer reports a read cut by our context as io.EOF
+		// (sseframer.go); the context says what it was.
 		err = r.ctx.Err()
-	case err == io.EOF && r.fill != nil && r.fill.err != nil:
-		// The same mapping, for a cancellation that is not ours.
-		err = fmt.Errorf("httpclient: reading %s response: %w", r.method, r.fill.err)
+	case err == io.EOF && r.frames != nil && r.frames.bodyErr() != nil:
+		// The same, for a body that failed on its own.
+		err = fmt.Errorf("httpclient: reading %s response: %w", r.method, r.frames.bodyErr())
 	case err == io.EOF, errors.Is(err, ErrEventTooLarge):
 	case errors.Is(err, bufio.ErrTooLong):
 		err = fmt.Errorf("%w (limit %d bytes): %w", ErrEventTooLarge, r.maxEvent, err)

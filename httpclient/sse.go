@@ -2,14 +2,12 @@ package httpclient
 
 import (
 	"bytes"
-	"io"
 	"time"
 )
 
-// This file holds the SSE field parser and a read-coalescing reader that sit
-// on top of r3labs/sse/v2's framer. The framer (sse.EventStreamReader) splits
-// the stream into raw event blocks at blank lines; its own field parser is
-// unexported and deviates from the WHATWG rules, hence parseEvent.
+// This file holds the SSE field parser, which reads the raw event blocks
+// r3labs/sse/v2's framer splits (sseframer.go says why the framer's own
+// parser is not used).
 
 // sseEvent holds the fields of one event. Its slices alias the block given
 // to parseEvent or the caller's join buffer.
@@ -124,91 +122,4 @@ func parseRetry(v []byte) (time.Duration, bool) {
 		}
 	}
 	return time.Duration(min(ms, maxRetryMillis)) * time.Millisecond, true
-}
-
-// fillReader makes large reads out of small ones for the r3labs framer.
-//
-// The framer is a bufio.Scanner whose split function searches the whole
-// buffered data for a blank line after every Read, which is quadratic when a
-// big event arrives in small reads. The scanner only calls Read when the
-// buffered data holds no complete event, so until the new bytes could
-// complete one, reading on cannot delay an event: fillReader keeps filling p
-// and returns as soon as the new bytes might end an event, or on error.
-//
-// Every blank-line sequence the framer accepts ("\r\r", "\n\n", "\r\n\n",
-// "\n\r\n", "\r\n\r\n") contains "\r\r", "\n\n" or "\n\r". A sequence that
-// ends inside a new chunk either lies wholly in it, so the chunk contains one
-// of those pairs, or began in earlier data, so the chunk starts with a line
-// ending. mayEndEvent tests exactly that.
-//
-// fillReader also remembers the first read error other than io.EOF and the
-// last bytes it delivered. The scanner passes any read error to the split
-// function as "at EOF", and r3labs then returns the unterminated rest of the
-// buffer as a final event: after a connection reset that is a truncated
-// message. With the tail the Response can tell whether such a rest exists.
-type fillReader struct {
-	r    io.Reader
-	err  error   // first read error other than io.EOF
-	tail [3]byte // the last bytes delivered, right-aligned
-	n    int64   // bytes delivered so far
-}
-
-func (f *fillReader) Read(p []byte) (int, error) {
-	n, empties := 0, 0
-	for n < len(p) {
-		m, err := f.r.Read(p[n:])
-		end := m > 0 && mayEndEvent(p[n:n+m])
-		n += m
-		if err != nil || end {
-			f.record(p[:n], err)
-			return n, err
-		}
-		if m == 0 {
-			if empties++; empties >= 100 {
-				f.record(p[:n], io.ErrNoProgress)
-				return n, io.ErrNoProgress
-			}
-		}
-	}
-	f.record(p[:n], nil)
-	return n, nil
-}
-
-func (f *fillReader) record(p []byte, err error) {
-	if err != nil && err != io.EOF && f.err == nil {
-		f.err = err
-	}
-	if len(p) >= len(f.tail) {
-		copy(f.tail[:], p[len(p)-len(f.tail):])
-	} else if len(p) > 0 {
-		copy(f.tail[:], f.tail[len(p):])
-		copy(f.tail[len(f.tail)-len(p):], p)
-	}
-	f.n += int64(len(p))
-}
-
-// endsAtBoundary reports whether the bytes delivered so far end with one of
-// the framer's blank-line sequences, i.e. leave no unterminated event.
-func (f *fillReader) endsAtBoundary() bool {
-	t := f.tail[:]
-	if f.n < int64(len(t)) {
-		t = t[len(t)-int(f.n):]
-	}
-	return len(t) == 0 || bytes.HasSuffix(t, []byte("\n\n")) ||
-		bytes.HasSuffix(t, []byte("\r\r")) || bytes.HasSuffix(t, []byte("\n\r\n"))
-}
-
-// mayEndEvent reports whether chunk, appended to data without a complete
-// event, might complete one (see fillReader).
-func mayEndEvent(chunk []byte) bool {
-	if len(chunk) > 0 && (chunk[0] == '\n' || chunk[0] == '\r') {
-		return true
-	}
-	// Fast path for the common case, a long JSON line without line breaks.
-	if bytes.IndexByte(chunk, '\n') < 0 && bytes.IndexByte(chunk, '\r') < 0 {
-		return false
-	}
-	return bytes.Contains(chunk, []byte("\n\n")) ||
-		bytes.Contains(chunk, []byte("\r\r")) ||
-		bytes.Contains(chunk, []byte("\n\r"))
 }

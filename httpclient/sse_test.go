@@ -347,7 +347,7 @@ func streamMessages(t testing.TB, body io.Reader, fill *fillReader, maxEvent int
 		body = fill
 	}
 	r := &Response{Kind: KindSSE, method: "GET", ctx: context.Background(), maxEvent: maxEvent,
-		events: sse.NewEventStreamReader(body, maxEvent), fill: fill}
+		frames: &framer{events: sse.NewEventStreamReader(body, maxEvent), fill: fill}}
 	return readAll(t, r)
 }
 

@@ -159,6 +159,7 @@ fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope
+fuzz ./bridge/wire FuzzRewriteTaskIDs
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/translate FuzzTaskShapes
 fuzz ./bridge/serve FuzzOwnListenTasks
@@ -177,6 +178,7 @@ fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages
 fuzz ./bridge/aggregate FuzzClientMessages
+fuzz ./bridge/aggregate FuzzTaskOf
 fuzz ./bridge/telemetry FuzzWithTraceContext
 fuzz ./bridge/telemetry FuzzContainsFold
 fuzz ./bridge/telemetry FuzzTraceContext

@@ -21,9 +21,16 @@ var (
 
 // A Server is one downstream MCP server.
 type Server struct {
-	// Name prefixes the server's tools and prompts (<Name><Separator><tool>)
-	// and names it in logs.
+	// Name prefixes the server's tools and prompts (<Name><Separator><tool>),
+	// is the authority of its ui:// resources (see apps.go) and names it in
+	// logs.
 	Name string
+	// NoPrefix exposes the server's tools and prompts under their own
+	// names, for MCP App HTML that calls tools by the names its server
+	// gave them. A bare name is exposed only while no other server's
+	// entry claims it: on a collision the server's entry falls back to
+	// its prefixed name (see merge).
+	NoPrefix bool
 	// Dial starts the server, or connects to it, for one upstream session.
 	// It returns the server's stdout (what the Aggregator reads), its stdin
 	// (what it writes) and a function that closes both and waits for the

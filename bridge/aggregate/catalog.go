@@ -192,18 +192,20 @@ func (s *session) list(ctx context.Context, k kind) []byte {
 // servers in Config order, each list in its own order) keeps it; then each
 // entry that lost its name to an earlier one gets a new one that no entry
 // has: <name><sep>2, <sep>3, ... for tools and prompts, the mcp-bridge://
-// form for a URI. Each such collision is logged once per session.
+// form for a URI. A bare name (Server.NoPrefix) is not first come, first
+// served: it is kept only while one server alone claims it (see
+// contested), so that an app calling a tool by its own name never reaches
+// another server's tool. Each collision is logged once per session. A
+// tool's _meta.ui.resourceUri is rewritten as its resource is (apps.go).
 func (s *session) merge(k kind, ds []*downstream, got [][]item) []byte {
 	names := make([][]string, len(ds))
+	contested := s.contested(k, ds, got)
 	taken := map[string]*downstream{}
 	for i, items := range got {
 		names[i] = make([]string, len(items))
 		for j, it := range items {
-			n := it.key
-			if k.prefixed() {
-				n = ds[i].name + s.cfg.Separator + it.key
-			}
-			if taken[n] == nil {
+			n := s.natural(k, ds[i], it.key)
+			if taken[n] == nil && (!s.bare(k, ds[i]) || contested[n] == nil) {
 				taken[n] = ds[i]
 				names[i][j] = n
 			}
@@ -218,17 +220,24 @@ func (s *session) merge(k kind, ds []*downstream, got [][]item) []byte {
 		for j, it := range items {
 			n := names[i][j]
 			if n == "" {
-				n = s.rename(k, d, it.key, taken)
+				n = s.rename(k, d, it.key, taken, contested)
 			}
 			byName[n] = entry{d: d, orig: it.key}
 			if !first {
 				out = append(out, ',')
 			}
 			first = false
-			if n == it.key {
+			var edits []wire.Edit
+			if n != it.key {
+				edits = append(edits, wire.Edit{Span: it.at, Value: wire.AppendString(nil, n)})
+			}
+			if k == kindTools {
+				edits = append(edits, uiMetaEdits(it.raw, d.name)...)
+			}
+			if len(edits) == 0 {
 				out = append(out, it.raw...)
 			} else {
-				out = append(out, wire.Splice(it.raw, wire.Edit{Span: it.at, Value: wire.AppendString(nil, n)})...)
+				out = append(out, wire.Splice(it.raw, edits...)...)
 			}
 		}
 	}
@@ -248,16 +257,34 @@ func (s *session) merge(k kind, ds []*downstream, got [][]item) []byte {
 	return out
 }
 
-// rename finds a free name for an entry of d whose natural name an
-// earlier entry has, records it as taken and logs the collision.
-func (s *session) rename(k kind, d *downstream, key string, taken map[string]*downstream) string {
-	natural := key
-	if k.prefixed() {
-		natural = d.name + s.cfg.Separator + key
+// natural is the name an entry of d is exposed as when nothing collides:
+// <server><sep><name> for tools and prompts (the name alone for a
+// NoPrefix server), the URI itself for resources and templates, but for
+// ui:// ones, which carry the server as their authority (see uiExposed).
+func (s *session) natural(k kind, d *downstream, key string) string {
+	switch {
+	case k.prefixed() && !d.noPrefix:
+		return d.name + s.cfg.Separator + key
+	case !k.prefixed() && isUI(key):
+		return uiExposed(d.name, key)
 	}
+	return key
+}
+
+// bare reports whether d's entries of k are exposed under their own names.
+func (s *session) bare(k kind, d *downstream) bool { return k.prefixed() && d.noPrefix }
+
+// rename finds a free name for an entry of d whose natural name an
+// earlier entry has (or, for a bare name, another server claims), records
+// it as taken and logs the collision.
+func (s *session) rename(k kind, d *downstream, key string, taken map[string]*downstream, contested map[string][]string) string {
+	natural := s.natural(k, d, key)
 	owner := taken[natural]
 	base := natural
-	if !k.prefixed() {
+	switch {
+	case s.bare(k, d):
+		base = d.name + s.cfg.Separator + key
+	case !k.prefixed() && !isUI(key):
 		base = prefixedURI(d.name, key)
 	}
 	n := base
@@ -265,14 +292,14 @@ func (s *session) rename(k kind, d *downstream, key string, taken map[string]*do
 		n = base + s.cfg.Separator + strconv.Itoa(i)
 	}
 	taken[n] = d
-	s.reportCollision(k, natural, d, owner, n)
+	s.reportCollision(k, natural, d, owner, contested[natural], n)
 	return n
 }
 
 // maxReported bounds the collisions remembered as logged.
 const maxReported = 10000
 
-func (s *session) reportCollision(k kind, natural string, d, owner *downstream, renamed string) {
+func (s *session) reportCollision(k kind, natural string, d, owner *downstream, claimants []string, renamed string) {
 	key := strconv.Itoa(int(k)) + "\x00" + natural + "\x00" + d.name
 	s.mu.Lock()
 	seen := s.reported[key]
@@ -283,7 +310,13 @@ func (s *session) reportCollision(k kind, natural string, d, owner *downstream, 
 	if seen {
 		return
 	}
-	s.log.Warn().Str("kind", kinds[k].what).Str("name", natural).
-		Str("server", d.name).Str("kept_by", owner.name).Str("renamed_to", renamed).
+	ev := s.log.Warn().Str("kind", kinds[k].what).Str("name", natural).
+		Str("server", d.name).Str("renamed_to", renamed)
+	if owner == nil {
+		ev.Strs("claimed_by", claimants).
+			Msgf("aggregate: %s name collision: the unprefixed %q is listed by more than one server, so no server keeps it; this one's is exposed as %q", kinds[k].what, natural, renamed)
+		return
+	}
+	ev.Str("kept_by", owner.name).
 		Msgf("aggregate: %s name collision: %q is exposed as %q", kinds[k].what, natural, renamed)
 }

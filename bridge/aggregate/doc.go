@@ -6,7 +6,9 @@
 // downstream as a client would, forwarding the client's capabilities and
 // clientInfo. The upstream sees one server whose tools and prompts are
 // named <server><sep><name>, whose resources keep their URIs when those
-// are unique, and whose capabilities are the union of the downstreams'.
+// are unique, and whose capabilities are the union of the downstreams' —
+// but capabilities.extensions, advertised only when every server honours
+// them (or, for one marked per entry such as MCP Apps, any server).
 //
 // Everything that crosses is routed by a table the Aggregator owns: it
 // mints the id of every request it sends downstream and of every request
@@ -20,13 +22,23 @@
 // claim an exposed name keeps it. A later entry whose name is taken ("a_b"
 // + "c" against "a" + "b_c") is renamed <name><sep>2 (then 3, ...), and a
 // resource URI or URI template listed by two servers is kept by the first
-// and exposed by the others as mcp-bridge://<server>/<their URI>. Each
+// and exposed by the others as mcp-bridge://<server>/<their URI>. A
+// ui:// URI (an MCP App's UI resource) keeps its scheme and always carries
+// its server as the authority, ui://<server>/<the rest>, rewritten in
+// tools' _meta.ui.resourceUri too (see apps.go). A server configured with
+// Server.NoPrefix exposes its tools and prompts under their own names; such
+// a bare name is kept only while one server alone claims it. Each
 // collision is logged once per session; initialize lists everything once,
 // so they are logged when the session starts. Requests are routed by
 // these names: tools/call and prompts/get by name, resources/read,
 // subscribe, unsubscribe and completion/complete by URI (a listed URI, the
-// mcp-bridge:// form, else the template with the longest literal prefix
+// ui:// or mcp-bridge:// form, else the template with the longest literal prefix
 // that matches, else the only server with resources).
+//
+// Task ids (2025-11-25 tasks) are namespaced the same way, signed so that
+// an edited one reaches no task: <server>/<mac>/<its id>. Tasks requests
+// are routed by them, and a task id in the client's answer to a server
+// goes back as the server's own (see tasks.go).
 //
 // A downstream that fails to start or dies is logged and leaves the lists
 // (the upstream is told with list_changed); calls routed to it get a

@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +21,11 @@ var ErrServerGone = errors.New("aggregate: server is not running")
 
 // A downstream is one server dialed for a session.
 type downstream struct {
-	s    *session
-	name string
-	idx  int // its place in Config.Servers
-	log  zerolog.Logger
+	s        *session
+	name     string
+	noPrefix bool // Server.NoPrefix
+	idx      int  // its place in Config.Servers
+	log      zerolog.Logger
 
 	out       io.ReadCloser // its stdout
 	in        io.WriteCloser
@@ -64,6 +66,9 @@ type downstream struct {
 
 type capabilities struct {
 	tools, prompts, resources, subscribe, logging, completions bool
+	tasks                                                      taskCaps // tasks.go
+	// extensions: capabilities.extensions, by identifier (see apps.go).
+	extensions map[string]json.RawMessage
 }
 
 // has reports whether the server lists k.
@@ -93,6 +98,7 @@ func readCapabilities(m *wire.Message) capabilities {
 	}
 	_, c.logging = object(cs, "logging")
 	_, c.completions = object(cs, "completions")
+	c.tasks = readTaskCaps(m, cs)
 	return c
 }
 
@@ -105,7 +111,7 @@ func (s *session) dial(i int) (*downstream, error) {
 		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
 	}
 	d := &downstream{
-		s: s, name: srv.Name, idx: i,
+		s: s, name: srv.Name, noPrefix: srv.NoPrefix, idx: i,
 		log: s.log.With().Str("server", srv.Name).Logger(),
 		out: out, in: in, closeWait: closeWait,
 		w:       lineio.NewWriter(in),
@@ -240,6 +246,8 @@ func (d *downstream) fromServer(line []byte) {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
 	}
+	d.namespaceTasks(&m) // its task ids, as the client knows them (tasks.go)
+	line = m.Raw
 	switch {
 	case m.Kind == wire.KindResponse:
 		d.response(&m)
@@ -419,6 +427,8 @@ func (d *downstream) notification(m *wire.Message) {
 		s.writeUp(m.Raw)
 	case "notifications/elicitation/complete":
 		s.writeUp(m.Raw)
+	case "notifications/tasks/status", "notifications/tasks":
+		s.writeUp(m.Raw) // its task id namespaced on the way in (tasks.go)
 	default:
 		d.log.Debug().Str("method", m.Method).Msg("aggregate: notification from a server not forwarded")
 	}

@@ -4,19 +4,36 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// FuzzURIRouting: a rewritten URI always routes back to its server and
-// URI, and template matching never claims more than the URI holds.
+// FuzzURIRouting: a rewritten URI (mcp-bridge:// or ui://) always routes
+// back to its server and URI, a tool's ui:// references are rewritten into
+// valid JSON, and template matching never claims more than the URI holds.
 func FuzzURIRouting(f *testing.F) {
 	f.Add("alpha", "file:///same", "file:///{path}")
 	f.Add("a/b c%", "mcp-bridge://x/y", "{a}")
 	f.Add("s", "", "x{")
+	f.Add("weather", "ui://dashboard", "ui://{x}")
+	f.Add("%41:b", "UI://x/%2F", `{"_meta":{"ui":{"resourceUri":"ui://x"},"ui/resourceUri":"ui://y"}}`)
 	f.Fuzz(func(t *testing.T, server, uri, tmpl string) {
 		if server != "" {
 			s, u, ok := splitPrefixed(prefixedURI(server, uri))
 			if !ok || s != server || u != uri {
 				t.Fatalf("round trip of (%q, %q): (%q, %q, %v)", server, uri, s, u, ok)
+			}
+			if isUI(uri) {
+				s, u, ok := splitUI(uiExposed(server, uri))
+				if !ok || s != server || u[len(uiScheme):] != uri[len(uiScheme):] {
+					t.Fatalf("ui round trip of (%q, %q): (%q, %q, %v)", server, uri, s, u, ok)
+				}
+			}
+		}
+		splitUI(uri)
+		if tool := []byte(tmpl); wire.Valid(tool) {
+			if out := wire.Splice(tool, uiMetaEdits(tool, server)...); !wire.Valid(out) {
+				t.Fatalf("uiMetaEdits(%s) made %s", tool, out)
 			}
 		}
 		if n := templateMatch(tmpl, uri); n > len(uri) || (n >= 0 && !strings.HasPrefix(uri, tmpl[:n])) {
@@ -40,6 +57,8 @@ func FuzzServerMessages(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"x"}}`,
 		`[{"jsonrpc":"2.0","id":2,"result":{}}]`,
 		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t\u0031","status":"working","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"elicitation/create","params":{"message":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}}}`,
 	} {
 		f.Add(seed)
 	}

@@ -173,6 +173,7 @@ func (s *session) start(ctx context.Context, i int, params []byte) *downstream {
 		return nil
 	}
 	d.caps = readCapabilities(resp)
+	d.caps.extensions = readExtensions(resp)
 	d.instructions, _ = wire.StringField(resp.Raw, resp.Result, "instructions")
 	log.Debug().Str("protocol_version", v).Msg("aggregate: server initialized")
 	return d
@@ -212,6 +213,13 @@ func (s *session) initResult(version string, ds []*downstream) initResult {
 		if d.instructions != "" {
 			instructions = append(instructions, d.name+": "+d.instructions)
 		}
+	}
+	if ext := s.extensions(ds); ext != nil {
+		caps["extensions"] = ext
+		offered.extensions = ext
+	}
+	if t := offerTasks(ds); t != nil {
+		caps["tasks"] = t
 	}
 	return initResult{
 		ProtocolVersion: version,

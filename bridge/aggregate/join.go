@@ -102,6 +102,7 @@ func (s *session) join(ctx context.Context, d *downstream) {
 	}
 	d.open()
 	d.log.Info().Msg("aggregate: server joined the session late; its tools, prompts and resources join the lists")
+	s.lateExtensions(d)
 	var wg sync.WaitGroup
 	for k := range numKinds {
 		if d.caps.has(k) {

@@ -91,7 +91,7 @@ func TestStragglerJoins(t *testing.T) {
 	slow.srv.AddResource(&mcp.Resource{URI: "file:///alpha.txt", Name: "also"}, readText("slow file"))
 	gate := make(chan struct{})
 	release := closeOnce(t, gate)
-	const joinTimeout = 200 * time.Millisecond
+	const joinTimeout = time.Second // alpha must be in the first answer, even under load
 	h := newHarness(t, Config{
 		Servers:     []Server{slow.gated("slow", gate), alpha.server("alpha")},
 		JoinTimeout: joinTimeout,
@@ -170,11 +170,13 @@ func TestStragglerNeverAnswers(t *testing.T) {
 			p.drain() // until the aggregate closes its input
 			close(gaveUp)
 		})
-		const startTimeout = 3 * time.Second
+		// JoinTimeout leaves alpha time to initialize on a loaded machine
+		// (it must be in the first answer); StartTimeout is well past it.
+		const startTimeout = 5 * time.Second
 		h := newHarness(t, Config{
 			Servers:      []Server{mute, alpha.server("alpha")},
 			StartTimeout: startTimeout,
-			JoinTimeout:  100 * time.Millisecond,
+			JoinTimeout:  time.Second,
 		})
 		changed := make(chan struct{}, 8)
 		began := time.Now()
@@ -221,7 +223,8 @@ func TestStragglerNeverAnswers(t *testing.T) {
 		// The default StartTimeout (30 s) outlasts waitFor: a session end
 		// that waited for the start would fail the harness's check that
 		// Run returns.
-		h := newHarness(t, Config{Servers: []Server{mute, alpha.server("alpha")}, JoinTimeout: 100 * time.Millisecond})
+		// alpha must be in the first answer even on a loaded machine.
+		h := newHarness(t, Config{Servers: []Server{mute, alpha.server("alpha")}, JoinTimeout: time.Second})
 		cs := h.connect(nil)
 		if got := toolNames(t, ctxT(t), cs); !slices.Equal(got, []string{"alpha_add", "alpha_echo"}) {
 			t.Errorf("tools: %v", got)
@@ -249,7 +252,7 @@ func TestStragglerNeverAnswers(t *testing.T) {
 				}
 			}
 		})
-		h := newHarness(t, Config{Servers: []Server{stuck, alpha.server("alpha")}, JoinTimeout: 100 * time.Millisecond})
+		h := newHarness(t, Config{Servers: []Server{stuck, alpha.server("alpha")}, JoinTimeout: time.Second})
 		wait := listing
 		var began time.Time
 		t.Cleanup(func() { // after the harness has seen Run return
@@ -370,7 +373,7 @@ func TestLateServerSilentUntilJoined(t *testing.T) {
 		}
 		close(junkDone)
 	}}
-	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: 100 * time.Millisecond})
+	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: time.Second})
 	c := h.raw()
 	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	ctx := ctxT(t)
@@ -435,7 +438,7 @@ func TestLateCapabilitiesNotOffered(t *testing.T) {
 	ready := &toolScript{name: "ready", caps: `{"tools":{}}`}
 	gate := make(chan struct{})
 	late := &toolScript{name: "late", caps: `{"tools":{},"prompts":{},"logging":{},"completions":{}}`, gate: gate}
-	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: 100 * time.Millisecond})
+	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: time.Second})
 	c := h.raw()
 	init := c.initialize()
 	caps := jsonOf(init["result"].(map[string]any)["capabilities"])
@@ -480,7 +483,7 @@ func TestLateServerHeldBounded(t *testing.T) {
 		p.read() // the ping's answer: the flood has been dealt with
 		close(flooded)
 	}}
-	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: 100 * time.Millisecond})
+	h := newHarness(t, Config{Servers: []Server{ready.server(t), late.server(t)}, JoinTimeout: time.Second})
 	c := h.raw()
 	c.initialize()
 	close(gate)

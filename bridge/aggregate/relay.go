@@ -75,7 +75,7 @@ func (s *session) clientResponse(m *wire.Message) {
 			Msg("aggregate: dropped an answer from the client to no request of ours")
 		return
 	}
-	r.d.post(wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: r.id}))
+	r.d.post(r.d.ownTasks(wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: r.id}))) // task ids: tasks.go
 }
 
 // forget drops relayed request n. s.mu is held.

@@ -106,7 +106,7 @@ func (s *session) byURI(ctx context.Context, m *wire.Message) []byte {
 		return resp
 	}
 	if m.Method == "resources/read" && e.orig != m.URI {
-		resp = renameContents(resp, e.orig, m.URI)
+		resp = renameContents(resp, e.orig, m.URI, uiContent(e.d))
 	}
 	key := subKey{e.d, e.orig}
 	s.mu.Lock()
@@ -122,8 +122,8 @@ func (s *session) byURI(ctx context.Context, m *wire.Message) []byte {
 
 // renameContents gives the contents of a resources/read answer that name
 // the server's URI the URI the client asked for, so that the client can
-// match them to what it read.
-func renameContents(resp []byte, orig, uri string) []byte {
+// match them to what it read; other renames the other URIs it names.
+func renameContents(resp []byte, orig, uri string, other func(string) (string, bool)) []byte {
 	var r wire.Message
 	if wire.Parse(resp, &r) != nil {
 		return resp
@@ -138,9 +138,15 @@ func renameContents(resp []byte, orig, uri string) []byte {
 	}
 	var edits []wire.Edit
 	for _, e := range elems {
-		if u, ok := wire.StringField(resp, e, "uri"); ok && u == orig {
-			at, _ := wire.Field(resp, e, "uri")
+		u, ok := wire.StringField(resp, e, "uri")
+		if !ok {
+			continue
+		}
+		at, _ := wire.Field(resp, e, "uri")
+		if u == orig {
 			edits = append(edits, wire.Edit{Span: at, Value: wire.AppendString(nil, uri)})
+		} else if n, ok := other(u); ok {
+			edits = append(edits, wire.Edit{Span: at, Value: wire.AppendString(nil, n)})
 		}
 	}
 	if len(edits) == 0 {
@@ -153,7 +159,8 @@ func renameContents(resp []byte, orig, uri string) []byte {
 // server knows it by:
 //   - a URI in the last resources/list;
 //   - a URI in the mcp-bridge:// form (a colliding resource, or one
-//     expanded from a colliding template);
+//     expanded from a colliding template), or a ui:// URI whose authority
+//     names a server (see apps.go);
 //   - a URI that one of the last templates matches: the template with the
 //     longest literal prefix wins, ties going to the server ranked first
 //     (see downstreams);
@@ -178,6 +185,9 @@ func (s *session) routeKnown(uri string) (entry, bool) {
 		return e, true
 	}
 	ds := s.downstreams()
+	if e, ok := routeUI(ds, uri); ok {
+		return e, true
+	}
 	if server, orig, ok := splitPrefixed(uri); ok {
 		if i := slices.IndexFunc(ds, func(d *downstream) bool { return d.name == server }); i >= 0 {
 			d := ds[i]
@@ -246,6 +256,9 @@ func (s *session) resourceUpdated(d *downstream, m *wire.Message) {
 		uri, ok = s.cat.exposed[key]
 	}
 	s.mu.Unlock()
+	if !ok && isUI(m.URI) { // a UI resource the server did not list
+		uri, ok = uiExposed(d.name, m.URI), true
+	}
 	if !ok || uri == m.URI {
 		s.writeUp(m.Raw)
 		return

@@ -10,16 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// taskRemote is the tasks fixture server (bridge/internal/taskstest)
+// taskRemote is the tasks fixture server (bridge/internal/taskchild)
 // behind Streamable HTTP, one JSON response per request. It checks the
 // routing header of every 2026-07-28 tasks request: SEP-2663 "the client
 // MUST set the Mcp-Name header ... to the value of params.taskId".
 type taskRemote struct {
-	srv taskstest.Server
+	srv taskchild.Server
 
 	mu             sync.Mutex
 	named, misname int
@@ -89,7 +89,7 @@ func TestTasksAcrossErasConnect(t *testing.T) {
 					sep = ","
 				}
 				if !tc.legacyHost {
-					params += sep + taskstest.TasksMeta
+					params += sep + taskchild.TasksMeta
 				}
 				h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, next, method, params))
 				resp, _ := h.response(strconv.Itoa(next), 10*time.Second)
@@ -113,7 +113,7 @@ func TestTasksAcrossErasConnect(t *testing.T) {
 			// A host lists the tools first; a 2025-11-25 one learns which
 			// may run as tasks, and the bridge which the legacy remote's are.
 			call("tools/list", "")
-			taskstest.Lifecycle(t, call, tc.legacyHost)
+			taskchild.Lifecycle(t, call, tc.legacyHost)
 			if !tc.legacyHost && tc.remote == ProtocolLegacy {
 				// A tool that runs only as a task, called by a host without
 				// the extension: SEP-2663's -32021, not the legacy -32601.
@@ -166,15 +166,15 @@ func TestTasksWithheldAcrossEras(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := startHost(t, Config{URL: srv.URL, Protocol: ProtocolLegacy})
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + taskstest.TasksMeta + `}}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + taskchild.TasksMeta + `}}`)
 	disc, _ := h.response("1", 10*time.Second)
 	caps, _ := disc["result"].(map[string]any)["capabilities"].(map[string]any)
 	if caps["extensions"] != nil || caps["tasks"] != nil {
 		t.Errorf("discover capabilities: %v, want no tasks of either generation", caps)
 	}
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + taskstest.TasksMeta + `}}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + taskchild.TasksMeta + `}}`)
 	h.response("2", 10*time.Second)
-	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","arguments":{},` + taskstest.TasksMeta + `}}`)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","arguments":{},` + taskchild.TasksMeta + `}}`)
 	resp, _ := h.response("3", 10*time.Second)
 	if r, _ := resp["result"].(map[string]any); r["resultType"] != "complete" {
 		t.Errorf("tools/call: %v, want the result at once", resp)

@@ -67,7 +67,8 @@ func (spec *aggSpec) servers(g *Gateway, c *caller) []aggregate.Server {
 			continue
 		}
 		servers = append(servers, aggregate.Server{
-			Name: name,
+			Name:     name,
+			NoPrefix: !file.Servers[name].Options.Prefixed(),
 			Dial: func(ctx context.Context) (io.ReadCloser, io.WriteCloser, func() error, error) {
 				return g.DialServer(ctx, name, c.authorization)
 			},

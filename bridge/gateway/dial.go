@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -141,4 +142,29 @@ func authHeader(authorization string) http.Header {
 		h.Set("Authorization", authorization)
 	}
 	return h
+}
+
+// ErrNoAggregate is returned by AggregateClient when the configuration
+// does not turn the aggregated endpoint on (mcpBridge.aggregate).
+var ErrNoAggregate = errors.New("gateway: the aggregated endpoint is off")
+
+// AggregateClient returns the URL of the aggregated endpoint and an HTTP
+// client whose every connection goes to the in-memory listener: a
+// connect.Bridge given both serves every server of the file to a stdio
+// host (mcp-bridge connect --config) with no socket, and the host gets
+// connect's handling of either era while the aggregate, its reloads,
+// late joins and tool filters stay the one implementation serve --config
+// runs. The caller closes the client's idle connections when done.
+func (g *Gateway) AggregateClient() (string, *http.Client, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		return "", nil, errorf("aggregate client after Close")
+	}
+	if g.agg == nil {
+		return "", nil, ErrNoAggregate
+	}
+	// The host is a loopback name: CheckHost accepts it; the dialer
+	// ignores it.
+	return "http://localhost" + AggregatePath, g.memClient(), nil
 }

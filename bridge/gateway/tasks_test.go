@@ -17,18 +17,18 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // tasksChildEnv makes this test binary the tasks fixture server
-// (bridge/internal/taskstest) on stdio.
+// (bridge/internal/taskchild) on stdio.
 const tasksChildEnv = "MCP_BRIDGE_GATEWAY_TASKS_CHILD"
 
 func init() {
 	if os.Getenv(tasksChildEnv) == "1" {
-		os.Exit(taskstest.RunStdio(os.Stdin, os.Stdout))
+		os.Exit(taskchild.Run(os.Stdin, os.Stdout, taskchild.Options{}))
 	}
 }
 
@@ -97,7 +97,7 @@ func TestTasksThroughConnectAndServe(t *testing.T) {
 					}
 				}
 				call("tools/list", "")
-				taskstest.Lifecycle(t, call, legacyHost)
+				taskchild.Lifecycle(t, call, legacyHost)
 				wn.mu.Lock()
 				defer wn.mu.Unlock()
 				if !legacyHost && (wn.named == 0 || wn.misname != 0) {
@@ -153,7 +153,7 @@ func runHost(t *testing.T, url string) func(method, params string) map[string]an
 			if params != "" {
 				params += ","
 			}
-			params += taskstest.TasksMeta
+			params += taskchild.TasksMeta
 		}
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`+"\n", next, method, params)
 		if method == "initialize" {

@@ -82,7 +82,10 @@ type childConn struct {
 	filter func(name string) bool
 	// tasks binds the child's tasks to their creators (tasks.go).
 	tasks taskTable
-	bound bool // lim, warn and filter are set (hostOptions)
+	// replica names this replica in task ids (Config.ReplicaID); set with
+	// lim (hostOptions).
+	replica string
+	bound   bool // lim, warn and filter are set (hostOptions)
 
 	mu      sync.Mutex
 	calls   map[int64]*call
@@ -156,7 +159,7 @@ func (c *childConn) register(cl *call) error {
 }
 
 func (c *childConn) attach(h *stdiohost.Host) {
-	c.tasks.reset() // a new process: the old one's tasks are gone
+	c.tasks.reset(c.replica) // a new process: the old one's tasks are gone, its ids get a new epoch
 	c.host.Store(h)
 }
 
@@ -275,6 +278,7 @@ func (c *childConn) onMessage(raw []byte) {
 		c.warn.Warn(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
+	c.exposeTasks(&m) // task ids as the client knows them (tasks.go)
 	switch m.Kind {
 	case wire.KindResponse:
 		c.onResponse(&m)

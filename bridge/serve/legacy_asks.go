@@ -81,5 +81,6 @@ func (s *session) relayResponse(m *wire.Message) (ok bool, err error) {
 		return l.answer(s, m)
 	}
 	// The session's own child: its ids were never rewritten.
-	return true, s.child().send(clone(m.Raw))
+	c := s.child()
+	return true, c.send(c.internalAnswer(clone(m.Raw))) // task ids: tasks.go
 }

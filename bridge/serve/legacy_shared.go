@@ -213,7 +213,7 @@ func (l *legacyShared) answer(s *session, m *wire.Message) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	return true, l.conn.send(msg)
+	return true, l.conn.send(l.conn.internalAnswer(msg)) // task ids: tasks.go
 }
 
 // owner returns the one session with requests in flight, or the only

@@ -500,6 +500,7 @@ func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
 		// Once: a connection that outlives its child (legacyShared) is
 		// read by requests while the next child starts.
 		conn.lim, conn.warn, conn.filter, conn.bound = h.lim, h.warn, h.cfg.ToolFilter, true
+		conn.replica = h.cfg.ReplicaID
 	}
 	return stdiohost.Options{
 		Watch:          h.crash,

@@ -4,11 +4,11 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 )
 
-// tasksChild returns a command that runs this test binary as a stdio MCP
-// server with tasks in both generations (bridge/internal/taskstest).
+// tasksChild returns a command that runs this test binary as the stdio MCP
+// server with tasks in both generations of bridge/internal/taskchild.
 func tasksChild() func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -22,6 +22,6 @@ func tasksChild() func() *exec.Cmd {
 // need not know of it.
 func init() {
 	if os.Getenv(testChildEnv) == "tasks" {
-		os.Exit(taskstest.RunStdio(os.Stdin, os.Stdout))
+		os.Exit(taskchild.Run(os.Stdin, os.Stdout, taskchild.Options{}))
 	}
 }

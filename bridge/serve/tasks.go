@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -30,8 +32,19 @@ import (
 // spec gives for a missing task (-32602, "Invalid or nonexistent taskId"),
 // identical in every case, so the answer says nothing about whether the id
 // exists. The table lives with the child connection and is emptied when a
-// new process is attached: a restarted child's tasks are gone with it, and
-// an id the new child hands out again binds afresh.
+// new process is attached: a restarted child's tasks are gone with it.
+//
+// Task ids are routable and never reused (issue #24): the client knows a
+// child's task id behind a prefix, "<replica>.<epoch>." with --replica-id
+// ("<epoch>." without), where epoch is random per child process. A load
+// balancer sends a tasks request to the replica its Mcp-Name (= taskId,
+// SEP-2663 §Streamable HTTP: Routing Headers) names, as it does a 2025
+// session by its id (examples/deploy); and the id a restarted child hands
+// out again is another id for the client, so an old one answers as a
+// missing task rather than as the new child's task. Every task id in a
+// child's message (wire.TaskIDSpans) gets the prefix on the way out
+// (exposeTasks); the table binds the ids as the client knows them, and a
+// request's lose the prefix once they passed the checks (internalTasks).
 
 // Bounds of the table. A principal at its share loses its own
 // soonest-expiring task, so no principal can push another's out; only the
@@ -63,10 +76,11 @@ type taskBinding struct {
 
 // taskTable binds task ids to the principals that created them.
 type taskTable struct {
-	mu    sync.Mutex
-	tasks map[string]taskBinding
-	count map[string]int // tasks per owner
-	now   func() time.Time
+	mu     sync.Mutex
+	tasks  map[string]taskBinding // by the id the client knows
+	count  map[string]int         // tasks per owner
+	prefix string                 // of the ids of this child process
+	now    func() time.Time
 	// progress: where a task's progress goes after its call ended, by
 	// the child's progress token (tasks_progress.go).
 	progress map[int64]progressRoute
@@ -79,11 +93,37 @@ func (t *taskTable) clock() time.Time {
 	return time.Now()
 }
 
-// reset forgets every task: the child they belonged to is gone.
-func (t *taskTable) reset() {
+// reset forgets every task: the child they belonged to is gone. The ids
+// of the next one get a new epoch, under replica's name.
+func (t *taskTable) reset(replica string) {
+	p := newTaskPrefix(replica)
 	t.mu.Lock()
-	t.tasks, t.count, t.progress = nil, nil, nil
+	t.tasks, t.count, t.prefix, t.progress = nil, nil, p, nil
 	t.mu.Unlock()
+}
+
+// newTaskPrefix is "<replica>.<epoch>." (or "<epoch>."): 48 random bits,
+// so that no two child processes, of this replica or a restarted one,
+// share a prefix.
+func newTaskPrefix(replica string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	p := hex.EncodeToString(b[:]) + "."
+	if replica != "" {
+		p = replica + "." + p
+	}
+	return p
+}
+
+// idPrefix returns the current prefix (one is made if no child was
+// attached yet).
+func (t *taskTable) idPrefix() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.prefix == "" {
+		t.prefix = newTaskPrefix("")
+	}
+	return t.prefix
 }
 
 // bind records that owner created task id, for ttl (0: defaultTaskTTL).
@@ -212,12 +252,64 @@ func (c *childConn) checkTasks(cl *call, m *wire.Message) (*wire.Message, string
 		return m, errTaskNotFound
 	}
 	if m.Method == "subscriptions/listen" {
-		if out, ok := c.ownListenTasks(cl, m); ok {
-			return out, ""
+		out, ok := c.ownListenTasks(cl, m)
+		if !ok {
+			return m, "Invalid params: params.notifications.taskIds in more than one spelling"
 		}
-		return m, "Invalid params: params.notifications.taskIds in more than one spelling"
+		m = out
 	}
-	return m, ""
+	return c.internalTasks(m), ""
+}
+
+// exposeTasks gives every task id of a child's message the prefix of the
+// child's process, in place.
+func (c *childConn) exposeTasks(m *wire.Message) {
+	if len(wire.TaskIDSpans(m)) == 0 {
+		return
+	}
+	p := c.tasks.idPrefix()
+	var out wire.Message
+	if wire.Parse(wire.RewriteTaskIDs(m, func(id string) string { return p + id }), &out) == nil {
+		*m = out
+	}
+}
+
+// internalTasks returns m with its task ids as the child knows them. One
+// without the prefix of the child's process (made up, or of a child that
+// has since restarted) becomes "", which no task has: it cannot reach a
+// task of the new child by its bare id.
+func (c *childConn) internalTasks(m *wire.Message) *wire.Message {
+	if len(wire.TaskIDSpans(m)) == 0 {
+		return m
+	}
+	var out wire.Message
+	if wire.Parse(c.rewriteInternal(m), &out) != nil {
+		return m // cannot happen: strings replaced strings
+	}
+	return &out
+}
+
+func (c *childConn) rewriteInternal(m *wire.Message) []byte {
+	p := c.tasks.idPrefix()
+	return wire.RewriteTaskIDs(m, func(id string) string {
+		if inner, ok := strings.CutPrefix(id, p); ok {
+			return inner
+		}
+		return ""
+	})
+}
+
+// internalAnswer is internalTasks for a client's answer to one of the
+// child's requests, raw: "All requests, notifications, and responses
+// related to a task MUST include the io.modelcontextprotocol/related-task
+// key" (2025-11-25 tasks), so an answer to an elicitation of a task names
+// the task as the client knows it.
+func (c *childConn) internalAnswer(raw []byte) []byte {
+	var m wire.Message
+	if wire.Parse(raw, &m) != nil || len(wire.TaskIDSpans(&m)) == 0 {
+		return raw
+	}
+	return c.rewriteInternal(&m)
 }
 
 // refuseTask answers a request the child must not see with -32602 and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskstest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 )
 
 // taskEraCase is one pairing of client era and child era.
@@ -33,7 +33,7 @@ func TestTasksAcrossEras(t *testing.T) {
 	for _, tc := range taskEraCases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: tc.child, SessionMode: SessionShared, AuthTokens: []string{"token-a"}})
-			c := &taskClient{t: t, url: b.URL, token: "token-a", meta: taskstest.TasksMeta}
+			c := &taskClient{t: t, url: b.URL, token: "token-a", meta: taskchild.TasksMeta}
 			if tc.legacy {
 				c.sid = legacyInit(t, b.URL, "Bearer token-a", "2025-11-25")
 				caps := legacyCapabilities(t, b.URL)
@@ -56,7 +56,7 @@ func TestTasksAcrossEras(t *testing.T) {
 					t.Errorf("discover capabilities: %v, want the Tasks extension and no legacy tasks", caps)
 				}
 			}
-			taskstest.Lifecycle(t, c.call, tc.legacy)
+			taskchild.Lifecycle(t, c.call, tc.legacy)
 			if tc.crossEras {
 				// The other generation's methods are not the client's.
 				method := "tasks/result"
@@ -97,7 +97,7 @@ func TestTasksAcrossErasRequired(t *testing.T) {
 	if e == nil || e["code"] != float64(-32021) || !strings.Contains(fmt.Sprint(e["data"]), "io.modelcontextprotocol/tasks") {
 		t.Errorf("undeclared: %v, want -32021 naming the extension", e)
 	}
-	declared := &taskClient{t: t, url: b.URL, token: "token-a", meta: taskstest.TasksMeta}
+	declared := &taskClient{t: t, url: b.URL, token: "token-a", meta: taskchild.TasksMeta}
 	if r := okResult(t, "declared", declared.call("tools/call", `"name":"must","arguments":{}`)); r["resultType"] != "task" {
 		t.Errorf("declared: %v, want a task", r)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -83,7 +85,8 @@ func okResult(t *testing.T, what string, m map[string]any) map[string]any {
 // TestTasksBoundToPrincipalModern: two principals share one 2026-07-28
 // child; B cannot get, update or cancel the task A created, and gets the
 // answer a made-up id gets; A can. A restarted child's tasks are unknown,
-// also when the new child hands the same id out again.
+// also when the new child hands the same id out again: the client knows it
+// by another id.
 func TestTasksBoundToPrincipalModern(t *testing.T) {
 	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildModern, AuthTokens: []string{"token-a", "token-b"}})
 	a := &taskClient{t: t, url: b.URL, token: "token-a"}
@@ -109,14 +112,17 @@ func TestTasksBoundToPrincipalModern(t *testing.T) {
 	okResult(t, "A tasks/update", a.call("tasks/update", taskParams+`,"inputResponses":{}`))
 	// Listening to a task is reading it (notifications/tasks carry its
 	// result): B's listen reaches the child without A's task id, A's with.
-	okResult(t, "B creates", bb.call("tools/call", `"name":"slow","arguments":{}`))
-	listen := `"notifications":{"taskIds":["` + id + `","task-2","task-999"]}`
+	// The child sees its own ids, without the bridge's prefix; a bare
+	// child id from a client is no id of the client's.
+	bid, _ := okResult(t, "B creates", bb.call("tools/call", `"name":"slow","arguments":{}`))["taskId"].(string)
+	listen := `"notifications":{"taskIds":["` + id + `","` + bid + `","task-1","task-999"]}`
 	if r := okResult(t, "B listens", bb.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "[task-2]" {
 		t.Errorf("B's listen reached the child with %v, want [task-2]", r["taskIds"])
 	}
-	if r := okResult(t, "A listens", a.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "["+id+"]" {
-		t.Errorf("A's listen reached the child with %v, want [%s]", r["taskIds"], id)
+	if r := okResult(t, "A listens", a.call("subscriptions/listen", listen)); fmt.Sprint(r["taskIds"]) != "[task-1]" {
+		t.Errorf("A's listen reached the child with %v, want [task-1]", r["taskIds"])
 	}
+	notFound(t, "A by the child's own id", a.call("tasks/get", `"taskId":"task-1"`))
 	// taskIds in two spellings would be read one way by the bridge and
 	// another by the child: refused.
 	for _, hostile := range []string{
@@ -147,11 +153,16 @@ func TestTasksBoundToPrincipalModern(t *testing.T) {
 			t.Fatalf("no task after the restart: %v", m)
 		}
 	}
-	if again["taskId"] != id {
-		t.Fatalf("restarted child's first task %v, want the id %s again", again["taskId"], id)
+	// The new child hands task-1 out again; the client knows it by
+	// another id (a new epoch), so A's old id is no task at all — not the
+	// new child's task-1 — and neither is it for B.
+	again2, _ := again["taskId"].(string)
+	if again2 == "" || again2 == id || !strings.HasSuffix(again2, ".task-1") {
+		t.Fatalf("restarted child's first task %q, want its task-1 under an id other than %s", again2, id)
 	}
 	notFound(t, "A's task after the child restarted", a.call("tasks/get", taskParams))
-	okResult(t, "B's new task", bb.call("tasks/get", taskParams))
+	notFound(t, "A's old id asked by B", bb.call("tasks/get", taskParams))
+	okResult(t, "B's new task", bb.call("tasks/get", `"taskId":"`+again2+`"`))
 }
 
 // TestTasksBoundToPrincipalLegacyShared: 2025-11-25 sessions of two
@@ -287,7 +298,7 @@ func TestTaskTableBounds(t *testing.T) {
 	if tt.owns("b", "b-1") || !tt.owns("c", "b-1") {
 		t.Error("a re-issued id kept its old owner")
 	}
-	tt.reset()
+	tt.reset("")
 	if tt.size() != 0 || tt.owns("c", "x") {
 		t.Error("reset kept tasks")
 	}
@@ -350,4 +361,47 @@ func FuzzOwnListenTasks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// With a replica id, a task id names the replica that holds the task
+// (the prefix a load balancer routes Mcp-Name by, as it does session ids),
+// and works as one in every tasks request; the related-task meta of
+// tasks/result names it the same way.
+func TestTaskIDsCarryReplica(t *testing.T) {
+	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildLegacy, ReplicaID: "r7"})
+	// A 2026-07-28 client gets a task from a legacy child when it declares
+	// the extension (tasks_translate.go).
+	c := &taskClient{t: t, url: b.URL, meta: taskchild.TasksMeta}
+	created := okResult(t, "create", c.call("tools/call", `"name":"slow","arguments":{}`))
+	id, _ := created["taskId"].(string)
+	if !strings.HasPrefix(id, "r7.") || !strings.HasSuffix(id, ".task-1") {
+		t.Fatalf("task id %q, want r7.<epoch>.task-1", id)
+	}
+	if r := okResult(t, "tasks/get", c.call("tasks/get", `"taskId":"`+id+`"`)); r["taskId"] != id {
+		t.Errorf("tasks/get: %v, want task %s", r, id)
+	}
+	okResult(t, "tasks/cancel", c.call("tasks/cancel", `"taskId":"`+id+`"`))
+	notFound(t, "the child's own id", c.call("tasks/get", `"taskId":"task-1"`))
+}
+
+// A client's answer to a child's request names its task (related-task)
+// as the client knows it; the child gets its own id, and an id of no
+// task of this child process (bare, or of the process before) as "".
+func TestTaskIDsInAnswersToTheChild(t *testing.T) {
+	c := &childConn{}
+	c.tasks.reset("r1")
+	old := c.tasks.idPrefix()
+	c.tasks.reset("r1") // the child restarted
+	p := c.tasks.idPrefix()
+	answer := func(id string) string {
+		return `{"jsonrpc":"2.0","id":4,"result":{"action":"accept","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + id + `"}}}}`
+	}
+	if !strings.HasPrefix(p, "r1.") || p == old {
+		t.Fatalf("prefixes %q then %q: want r1.<epoch>., a new epoch per child", old, p)
+	}
+	for _, tc := range []struct{ id, want string }{{p + "task-1", "task-1"}, {old + "task-1", ""}, {"task-1", ""}} {
+		if got := string(c.internalAnswer([]byte(answer(tc.id)))); got != answer(tc.want) {
+			t.Errorf("internalAnswer(%s) = %s, want %s", tc.id, got, answer(tc.want))
+		}
+	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
@@ -106,6 +107,17 @@ func (t *toolCache) taskSupport(name string) (string, bool) {
 	return s, ok
 }
 
+// childTaskID is the id the child knows for the task the client knows as
+// id (tasks.go: internal requests pass no checkTasks, which translates the
+// ids of the client's own).
+func (c *childConn) childTaskID(id string) string {
+	inner, ok := strings.CutPrefix(id, c.tasks.idPrefix())
+	if !ok {
+		return ""
+	}
+	return inner
+}
+
 func taskParams(id string, meta []byte) []byte {
 	p := wire.AppendString([]byte(`{"taskId":`), id)
 	if meta != nil {
@@ -151,7 +163,7 @@ func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wir
 		return true
 	}
 	ctx := r.Context()
-	params := taskParams(m.TaskID, nil)
+	params := taskParams(conn.childTaskID(m.TaskID), nil)
 	switch m.Method {
 	case "tasks/update":
 		// The bridge never reports input_required to a modern client
@@ -232,7 +244,7 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 		writeError(w, http.StatusOK, id, wire.CodeInvalidParams, errTaskNotFound, nil)
 		return true
 	}
-	params := taskParams(m.TaskID, s.tr.envelope())
+	params := taskParams(conn.childTaskID(m.TaskID), s.tr.envelope())
 	ctx := r.Context()
 	if m.Method == "tasks/cancel" {
 		// 2025-11-25 answers with the task; SEP-2663 with an ack, so the

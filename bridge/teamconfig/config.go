@@ -113,6 +113,10 @@ type Server struct {
 	Options Options
 }
 
+// Prefixed reports whether the aggregated endpoint prefixes the server's
+// tools and prompts with its name (mcpBridge.servers.<name>.prefix).
+func (o Options) Prefixed() bool { return o.Prefix == nil || *o.Prefix }
+
 // Remote reports whether the entry is a remote server (url) rather than a
 // stdio command.
 func (s *Server) Remote() bool { return s.URL != "" }
@@ -124,7 +128,14 @@ type Options struct {
 	ChildProtocol string      `json:"childProtocol"` // auto|modern|legacy
 	ChildPer      string      `json:"childPer"`      // shared|principal
 	Tools         *ToolFilter `json:"tools"`
-	Scopes        []string    `json:"scopes"`
+	// Prefix false exposes the server's tools and prompts on the
+	// aggregated endpoint under their own names, not <server><sep><name>:
+	// for MCP App HTML that calls tools by the names its server gave them.
+	// A name another server also exposes is refused at load when the
+	// allow lists show it (see checkPrefixes), and is exposed prefixed at
+	// run time otherwise. nil: true.
+	Prefix *bool    `json:"prefix"`
+	Scopes []string `json:"scopes"`
 	// ChildStartTimeout: how long this server's child may take to answer
 	// its first request ("2m" for a docker image pulled on first use); 0:
 	// --child-start-timeout.

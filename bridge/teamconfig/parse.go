@@ -330,8 +330,10 @@ func (p *parser) bridge(e *entry, cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	offs := map[string]int64{}
 	for _, se := range entries {
 		what := "mcpBridge.servers." + se.key
+		offs[se.key] = se.off
 		s, ok := cfg.Servers[se.key]
 		if !ok {
 			return p.errorf(se.off, "%s: no server of that name in mcpServers (known: %s)", what, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
@@ -343,7 +345,7 @@ func (p *parser) bridge(e *entry, cfg *Config) error {
 			return err
 		}
 	}
-	return nil
+	return p.checkPrefixes(cfg, offs)
 }
 
 // issuers parses "mcpBridge.oauthIssuers": an object of issuer URLs,

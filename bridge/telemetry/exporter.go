@@ -33,7 +33,8 @@ type httpExporter struct {
 	client    *http.Client
 	log       zerolog.Logger
 
-	enc     pb
+	enc     otlpEncoding
+	buf     []byte // the encoded batch, reused
 	zbuf    bytes.Buffer
 	zw      *gzip.Writer
 	resp    bytes.Buffer // the collector's answer, at most maxResponse
@@ -66,7 +67,7 @@ func newExporter(cfg exportConfig, res []pair, version string, log zerolog.Logge
 	if version != "" {
 		ua += "/" + version
 	}
-	e := &httpExporter{cfg: cfg, res: res, version: version, userAgent: ua, log: log,
+	e := &httpExporter{cfg: cfg, res: res, version: version, userAgent: ua, log: log, enc: encodingFor(cfg),
 		// Redirects follow the outbound policy: a 307/308 on the
 		// collector's own origin is followed; one elsewhere or off https
 		// is refused, since following would resend the headers
@@ -131,18 +132,13 @@ func (e *httpExporter) export(ctx context.Context, spans []*spanRecord) error {
 }
 
 func (e *httpExporter) encode(spans []*spanRecord) []byte {
-	e.enc.b = e.enc.b[:0]
-	if e.cfg.json {
-		e.enc.b = appendJSONRequest(e.enc.b, e.res, e.version, spans)
-	} else {
-		appendProtoRequest(&e.enc, e.res, e.version, spans)
-	}
+	e.buf = e.enc.appendRequest(e.buf[:0], e.res, e.version, spans)
 	if e.zw == nil {
-		return e.enc.b
+		return e.buf
 	}
 	e.zbuf.Reset()
 	e.zw.Reset(&e.zbuf)
-	e.zw.Write(e.enc.b)
+	e.zw.Write(e.buf)
 	e.zw.Close()
 	return e.zbuf.Bytes()
 }
@@ -159,11 +155,7 @@ func (e *httpExporter) post(ctx context.Context, body []byte) (int, time.Duratio
 	for _, h := range e.cfg.headers {
 		req.Header.Set(h.key, h.value)
 	}
-	if e.cfg.json {
-		req.Header.Set("Content-Type", "application/json")
-	} else {
-		req.Header.Set("Content-Type", "application/x-protobuf")
-	}
+	req.Header.Set("Content-Type", e.enc.contentType())
 	if e.zw != nil {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
@@ -183,11 +175,7 @@ func (e *httpExporter) post(ctx context.Context, body []byte) (int, time.Duratio
 // partial warns when the collector's 2xx answer says it rejected some of
 // the n spans (a partial success; retrying would not help).
 func (e *httpExporter) partial(n int) {
-	parse := parseProtoResponse
-	if e.cfg.json {
-		parse = parseJSONResponse
-	}
-	ps, err := parse(e.resp.Bytes())
+	ps, err := e.enc.parseResponse(e.resp.Bytes())
 	if err != nil || ps.rejected == 0 && ps.msg == "" {
 		return
 	}

@@ -37,6 +37,7 @@ type connectFlags struct {
 	ca         caFlag
 	telemetry  telemetryFlags
 	tools      teamconfig.ToolFilter
+	config     string
 }
 
 func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -44,6 +45,11 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs := connectFlagSet(&f, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if f.config != "" {
+		// Before applyEnv: MCP_BRIDGE_BEARER_TOKEN is one server's
+		// credential; the file's entries carry their own headers.
+		return runConnectConfig(ctx, fs, &f, stdin, stdout, stderr)
 	}
 	if err := applyEnv(fs, "bearer-token"); err != nil {
 		return err
@@ -211,9 +217,12 @@ func safeURL(u *url.URL) string {
 }
 
 const connectHelp = `Usage: mcp-bridge connect [flags] URL
+       mcp-bridge connect [flags] --config FILE
 
 Serves the remote Streamable HTTP MCP server at URL on stdin/stdout, for hosts
-that launch MCP servers as subprocesses. Logs go to stderr.
+that launch MCP servers as subprocesses. With --config, serves every server of
+an mcpServers file (remote and stdio entries) as one: their tools, prompts and
+resources named <server>_<name>. Logs go to stderr.
 `
 
 // connectFlagSet registers connect's flags into f; help goes to out.
@@ -231,6 +240,7 @@ func connectFlagSet(f *connectFlags, out io.Writer) *pflag.FlagSet {
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "after stdin closes, how long in-flight requests may finish")
 	fs.StringArrayVar(&f.tools.Allow, "tools-allow", nil, "offer only the remote's tools whose name matches this `glob` (repeatable; path.Match: * ? [...])")
 	fs.StringArrayVar(&f.tools.Deny, "tools-deny", nil, "hide the remote's tools whose name matches this `glob`: not listed, calls refused (repeatable; wins over --tools-allow)")
+	fs.StringVar(&f.config, "config", "", "serve every server of an mcpServers JSON `file` (url and command entries) as one, names prefixed <server>_ (SIGHUP re-reads it; docs/connect.md)")
 	f.log.register(fs)
 	f.oauth.register(fs)
 	f.ca.register(fs, caForConnect)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
 
 // The host snippets are what users paste; a token in a bridge's argv is
@@ -53,7 +55,13 @@ func checkServer(s hostServer) error {
 		if len(s.Args) < 2 || s.Args[0] != "connect" {
 			return fmt.Errorf("args %q: want connect URL ...", s.Args)
 		}
-		if err := httpURL(s.Args[1]); err != nil {
+		if s.Args[1] == "--config" {
+			// connect --config FILE: the remotes, their URLs and
+			// headers are in the file (checked by checkBridgeFile).
+			if len(s.Args) != 3 || s.Args[2] == "" {
+				return fmt.Errorf("args %q: want connect --config FILE, and nothing else", s.Args)
+			}
+		} else if err := httpURL(s.Args[1]); err != nil {
 			return fmt.Errorf("args %q: %w", s.Args, err)
 		}
 		for i, a := range s.Args {
@@ -242,6 +250,13 @@ func TestHostSnippets(t *testing.T) {
 		var servers map[string]hostServer
 		switch filepath.Ext(f) {
 		case ".json":
+			if strings.HasSuffix(f, ".bridge.json") {
+				// Not a host's file: what connect --config reads.
+				if err := checkBridgeFile(b); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+				continue
+			}
 			servers, err = jsonServers(b)
 		case ".toml":
 			servers, err = tomlServers(string(b))
@@ -273,6 +288,31 @@ func TestHostSnippets(t *testing.T) {
 		}
 	}
 	t.Logf("%d files, %d connect entries, %d serve entries", len(files), connect, serve)
+}
+
+// checkBridgeFile checks an mcp-bridge --config file: it loads (every
+// ${VAR} set), and its headers and env hold only placeholders.
+func checkBridgeFile(b []byte) error {
+	if _, err := teamconfig.Parse(b, func(name string) (string, bool) { return "replace-me-" + name, true }); err != nil {
+		return err
+	}
+	servers, err := jsonServers(b)
+	if err != nil {
+		return err
+	}
+	for name, s := range servers {
+		for k, v := range s.Headers {
+			if !placeholder.MatchString(v) {
+				return fmt.Errorf("%s: header %s=%q: not a placeholder or a ${VAR} reference", name, k, v)
+			}
+		}
+		for k, v := range s.Env {
+			if !placeholder.MatchString(v) {
+				return fmt.Errorf("%s: env %s=%q: not a placeholder or a ${VAR} reference", name, k, v)
+			}
+		}
+	}
+	return nil
 }
 
 // The checker must reject what the snippets must never show.

