@@ -162,6 +162,7 @@ fuzz ./bridge/wire FuzzPeekEnvelope
 fuzz ./bridge/wire FuzzRewriteTaskIDs
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/translate FuzzURLElicitations
+fuzz ./bridge/translate FuzzTaskShapes
 fuzz ./bridge/serve FuzzOwnListenTasks
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges

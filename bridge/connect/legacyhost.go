@@ -142,7 +142,9 @@ func (h *legacyHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 		h.subscribe(m.URI, m.Method == "resources/subscribe")
 		b.writeFinal(p, wire.ResultResponse(p.id, []byte("{}")))
 	default:
-		h.call(ctx, p, m)
+		if !h.task(ctx, p, m) {
+			h.call(ctx, p, m)
+		}
 	}
 }
 
@@ -153,7 +155,7 @@ func (h *legacyHost) answerInitialize(p *pending) {
 	h.mu.Lock()
 	version, disc := h.hs.version, h.discover
 	h.mu.Unlock()
-	r := translate.InitializeFromDiscover(resultOf(disc), translate.NegotiateLegacy(version))
+	r := translate.TasksToLegacy(translate.InitializeFromDiscover(resultOf(disc), translate.NegotiateLegacy(version)), resultOf(disc))
 	h.b.writeFinal(p, wire.ResultResponse(p.id, r))
 }
 
@@ -201,7 +203,7 @@ func (h *legacyHost) subscribe(uri string, on bool) {
 // initialize, and its log level once it set one.
 func (h *legacyHost) envelope(m *wire.Message) ([]byte, error) {
 	h.mu.Lock()
-	fields := translate.EnvelopeFields(h.version, h.hs.caps, h.hs.info, h.logLevel)
+	fields := translate.EnvelopeFields(h.version, taskCaps(h.hs.caps, m), h.hs.info, h.logLevel)
 	h.mu.Unlock()
 	msg := *m
 	for _, k := range translate.EnvelopeKeys {
@@ -291,6 +293,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 // and without the 2026-07-28 result fields it does not know (resultType,
 // ttlMs, cacheScope), tools with invalid x-mcp-header annotations removed.
 func (h *legacyHost) tidy(p *pending, fm *wire.Message) []byte {
+	fm = h.taskShape(p.method, fm)
 	raw := fm.Raw
 	if fm.Result.Present() {
 		m := fm

@@ -71,6 +71,7 @@ func (h *modernHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 		h.urlRetry(ctx, p, m)
 	case translate.IsRetry(m):
 		h.resume(ctx, p, m)
+	case h.task(ctx, p, m):
 	default:
 		h.call(ctx, p, m)
 	}
@@ -170,7 +171,7 @@ func (h *modernHost) discover(ctx context.Context, p *pending, m *wire.Message) 
 	h.initMu.Lock()
 	init := h.result
 	h.initMu.Unlock()
-	b.writeFinal(p, wire.ResultResponse(p.id, translate.DiscoverFromInitialize(resultOf(init))))
+	b.writeFinal(p, wire.ResultResponse(p.id, translate.TasksToModern(translate.DiscoverFromInitialize(resultOf(init)), resultOf(init))))
 }
 
 // applyLogLevel maps the per-request log level of 2026-07-28 onto the

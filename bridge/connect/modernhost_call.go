@@ -79,6 +79,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	ctx, cancelTimeout := b.requestCtx(ctx)
 	defer cancelTimeout()
 	h.applyLogLevel(ctx, m)
+	m = h.augment(m)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &call{h: h, method: m.Method, wid: h.b.mintID("call"), orig: p, host: p, ctx: ctx, cancel: cancel,
@@ -199,7 +200,7 @@ func (c *call) final(fm *wire.Message) {
 				release(host)
 				return
 			}
-			c.h.b.writeFinal(host, translate.Complete(fm, c.method, host.id))
+			c.h.b.writeFinal(host, translate.Complete(c.h.taskShape(c.method, fm), c.method, host.id))
 			release(host)
 			return
 		}

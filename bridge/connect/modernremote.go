@@ -43,6 +43,7 @@ func (b *Bridge) headersFor(m *wire.Message) http.Header {
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding
+	support  map[string]string // a legacy remote's tools' execution.taskSupport (tasks_eras.go)
 }
 
 // paramHeaders adds the Mcp-Param-* headers a tools/call needs

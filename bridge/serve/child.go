@@ -311,6 +311,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 	case "tasks/list":
 		m = c.filterTaskList(cl, m)
 	}
+	m = c.taskAcrossEras(cl, m)
 	if cl.onFinal != nil && cl.onFinal(m) {
 		return
 	}
@@ -417,6 +418,9 @@ func (c *childConn) onNotification(m *wire.Message) {
 		if id, ok := wire.ParseIntID(m.Bytes(m.ProgressToken)); ok {
 			if cl := c.get(id); cl != nil {
 				c.route(cl, m, false)
+				return
+			}
+			if c.taskProgress(id, m) {
 				return
 			}
 		}

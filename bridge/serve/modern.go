@@ -69,6 +69,9 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 			h.serveLegacyListen(w, r, m, sc, conn)
 			return
 		}
+		if h.serveLegacyTask(w, r, m, sc, conn) {
+			return
+		}
 		if lm, done := h.urlRetry(w, r, m, sc); done {
 			return
 		} else if lm != nil {
@@ -84,6 +87,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		cl.complete = true
 		cl.caps = m.ClientCapabilities()
 		cl.onFinal = urlOnFinal(conn, cl) // -32042 becomes a URL input round (urlelicit.go)
+		m = sc.augmentForLegacy(m)
 		// The 2026-07-28 envelope means nothing to a legacy child (and
 		// some reject what carries it): it travels without.
 		stripped := wire.WithoutFields(m.Raw, m.Meta, wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaLogLevel)

@@ -317,7 +317,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	s.level = ""
 	s.levelMu.Unlock()
 	s.mu.Lock()
-	s.discover = translate.DiscoverFromInitialize(resp.Bytes(resp.Result))
+	s.discover = translate.TasksToModern(translate.DiscoverFromInitialize(resp.Bytes(resp.Result)), resp.Bytes(resp.Result))
 	s.mu.Unlock()
 	if caps, ok := wire.Field(resp.Raw, resp.Result, "capabilities"); ok {
 		if _, ok := wire.Field(resp.Raw, caps, "tools"); ok {

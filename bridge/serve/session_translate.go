@@ -72,7 +72,8 @@ func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Messa
 	s.logStarted(initializeClient(m)) // translated: onto the 2026-07-28 child
 	w.Header().Set(wire.HeaderSessionID, s.id)
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(wire.ResultResponse(m.IDBytes(), translate.InitializeFromDiscover(s.sc.discoverResult(), s.version)))
+	disc := s.sc.discoverResult()
+	w.Write(wire.ResultResponse(m.IDBytes(), translate.TasksToLegacy(translate.InitializeFromDiscover(disc, s.version), disc)))
 }
 
 // envelope returns the _meta fields every forwarded request carries
@@ -122,9 +123,12 @@ func (s *session) translatedRequest(w http.ResponseWriter, r *http.Request, m *w
 		writeResult(w, m.IDBytes(), "{}")
 		return
 	}
+	if s.tasksAcrossEras(w, r, m) {
+		return
+	}
 	// WithMetaFields returns a fresh slice, which the input rounds may keep.
 	var fwd wire.Message
-	if err := wire.Parse(wire.WithMetaFields(m, tr.envelope()), &fwd); err != nil {
+	if err := wire.Parse(wire.WithMetaFields(m, tr.taskEnvelope(m)), &fwd); err != nil {
 		writeError(w, http.StatusBadRequest, m.IDBytes(), wire.CodeInvalidRequest, "Invalid Request", nil)
 		return
 	}

@@ -69,8 +69,9 @@ const (
 const errTaskNotFound = "Task not found"
 
 type taskBinding struct {
-	owner   string // Principal.key
-	expires time.Time
+	owner    string // Principal.key
+	expires  time.Time
+	progress int64 // the child's progress token of the call that created it; 0: none (tasks_progress.go)
 }
 
 // taskTable binds task ids to the principals that created them.
@@ -80,6 +81,9 @@ type taskTable struct {
 	count  map[string]int         // tasks per owner
 	prefix string                 // of the ids of this child process
 	now    func() time.Time
+	// progress: where a task's progress goes after its call ended, by
+	// the child's progress token (tasks_progress.go).
+	progress map[int64]progressRoute
 }
 
 func (t *taskTable) clock() time.Time {
@@ -94,7 +98,7 @@ func (t *taskTable) clock() time.Time {
 func (t *taskTable) reset(replica string) {
 	p := newTaskPrefix(replica)
 	t.mu.Lock()
-	t.tasks, t.count, t.prefix = nil, nil, p
+	t.tasks, t.count, t.prefix, t.progress = nil, nil, p, nil
 	t.mu.Unlock()
 }
 
@@ -151,6 +155,9 @@ func (t *taskTable) bind(id, owner string, ttl time.Duration) {
 
 func (t *taskTable) drop(id string, b taskBinding) {
 	delete(t.tasks, id)
+	if b.progress != 0 {
+		delete(t.progress, b.progress)
+	}
 	if t.count[b.owner]--; t.count[b.owner] <= 0 {
 		delete(t.count, b.owner)
 	}
@@ -341,6 +348,7 @@ func (c *childConn) bindTask(cl *call, m *wire.Message) {
 		}
 	}
 	c.tasks.bind(id, cl.principalKey(), ttl)
+	c.keepTaskProgress(cl, id)
 }
 
 // filterTaskList keeps, of a tasks/list result page (2025-11-25), the

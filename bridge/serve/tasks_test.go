@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -18,6 +19,7 @@ type taskClient struct {
 	url    string
 	token  string
 	sid    string // a legacy session's id; "" for 2026-07-28 requests
+	meta   string // a 2026-07-28 request's _meta member; "" for modernMeta
 	nextID int
 }
 
@@ -41,7 +43,11 @@ func (c *taskClient) call(method, params string) map[string]any {
 		if params != "" {
 			sep = ","
 		}
-		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s%s}}`, c.nextID, method, params, sep, modernMeta)
+		meta := c.meta
+		if meta == "" {
+			meta = modernMeta
+		}
+		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s%s}}`, c.nextID, method, params, sep, meta)
 	} else {
 		hdr = map[string]string{"Mcp-Session-Id": c.sid, "MCP-Protocol-Version": "2025-11-25"}
 		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, c.nextID, method, params)
@@ -363,7 +369,9 @@ func FuzzOwnListenTasks(f *testing.F) {
 // tasks/result names it the same way.
 func TestTaskIDsCarryReplica(t *testing.T) {
 	b := startBridge(t, Config{Command: tasksChild(), ChildProtocol: ChildLegacy, ReplicaID: "r7"})
-	c := &taskClient{t: t, url: b.URL}
+	// A 2026-07-28 client gets a task from a legacy child when it declares
+	// the extension (tasks_translate.go).
+	c := &taskClient{t: t, url: b.URL, meta: taskchild.TasksMeta}
 	created := okResult(t, "create", c.call("tools/call", `"name":"slow","arguments":{}`))
 	id, _ := created["taskId"].(string)
 	if !strings.HasPrefix(id, "r7.") || !strings.HasSuffix(id, ".task-1") {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -20,6 +21,7 @@ const maxCachedTools = 4096
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding // tool name -> bindings (nil: none)
+	support  map[string]string              // tool name -> a legacy tool's execution.taskSupport (tasks_translate.go)
 }
 
 func (t *toolCache) lookup(name string) ([]wire.ParamBinding, bool) {
@@ -40,6 +42,7 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 		return ""
 	}
 	found := make(map[string][]wire.ParamBinding, len(elems))
+	support := map[string]string{}
 	for _, e := range elems {
 		name, ok := wire.StringField(raw, e, "name")
 		if !ok {
@@ -50,14 +53,25 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 			b, _ = wire.ToolBindings(raw[schema.Start:schema.End])
 		}
 		found[name] = b
+		if ts := translate.ToolTaskSupport(raw, e); ts != "" {
+			support[name] = ts
+		}
 	}
 	t.mu.Lock()
 	if t.bindings == nil {
 		t.bindings = make(map[string][]wire.ParamBinding)
 	}
+	if t.support == nil {
+		t.support = make(map[string]string)
+	}
 	for k, v := range found {
 		if _, ok := t.bindings[k]; ok || len(t.bindings) < maxCachedTools {
 			t.bindings[k] = v
+			if support[k] != "" {
+				t.support[k] = support[k]
+			} else {
+				delete(t.support, k)
+			}
 		}
 	}
 	t.mu.Unlock()

@@ -22,7 +22,10 @@
 //     notification ⇄ 2026-07-28 URL input rounds (urlelicit.go);
 //   - which input requests a client's capabilities cover, with the
 //     sub-capabilities of sampling with tools and elicitation modes
-//     (sampling.go).
+//     (sampling.go);
+//   - tasks: 2025-11-25 experimental tasks ⇄ the Tasks extension
+//     (SEP-2663) — capabilities, CreateTaskResult, tasks/get, cancel and
+//     the outcome; withheld where they do not map (tasks.go).
 //
 // bridge/wire stays the byte-level layer below: translate builds and edits
 // messages with it and never re-encodes what it forwards.

@@ -16,6 +16,8 @@ var unknownServer = []byte(`{"name":"mcp-bridge remote","version":"unknown"}`)
 // serverInfo in _meta". It is a cacheable result, so it carries cache
 // hints: ttlMs 0 (a legacy server says nothing about freshness) and
 // "private" (a session's answer is the session's; server/utilities/caching).
+// Task capabilities are withheld (tasks.go: a face that translates tasks
+// adds them back with TasksToModern).
 func DiscoverFromInitialize(init []byte) []byte {
 	var r struct {
 		Capabilities json.RawMessage `json:"capabilities"`
@@ -24,7 +26,7 @@ func DiscoverFromInitialize(init []byte) []byte {
 	}
 	json.Unmarshal(init, &r)
 	b := wire.AppendString([]byte(`{"resultType":"complete","supportedVersions":[`), Modern)
-	b = append(append(b, `],"capabilities":`...), object(r.Capabilities)...)
+	b = append(append(b, `],"capabilities":`...), withoutTaskCaps(object(r.Capabilities))...)
 	if r.Instructions != nil {
 		b = wire.AppendString(append(b, `,"instructions":`...), *r.Instructions)
 	}
@@ -34,6 +36,8 @@ func DiscoverFromInitialize(init []byte) []byte {
 
 // InitializeFromDiscover builds the InitializeResult a legacy peer gets
 // from a modern peer's DiscoverResult (the result object), at version.
+// Task capabilities are withheld, as in DiscoverFromInitialize
+// (TasksToLegacy).
 func InitializeFromDiscover(discover []byte, version string) []byte {
 	var r struct {
 		Capabilities json.RawMessage            `json:"capabilities"`
@@ -42,7 +46,7 @@ func InitializeFromDiscover(discover []byte, version string) []byte {
 	}
 	json.Unmarshal(discover, &r)
 	b := wire.AppendString([]byte(`{"protocolVersion":`), version)
-	b = append(append(b, `,"capabilities":`...), object(r.Capabilities)...)
+	b = append(append(b, `,"capabilities":`...), withoutTaskCaps(object(r.Capabilities))...)
 	b = append(append(b, `,"serverInfo":`...), objectOr(r.Meta[wire.MetaServerInfo], unknownServer)...)
 	if r.Instructions != nil {
 		b = wire.AppendString(append(b, `,"instructions":`...), *r.Instructions)

@@ -1,0 +1,61 @@
+package serve
+
+import "github.com/mcp-bridge/mcp-bridge/bridge/wire"
+
+// Progress of a task-augmented call (issue #24). 2025-11-25 tasks §Task
+// Progress Notifications: "The progressToken provided in the initial
+// request remains valid throughout the task lifetime" — the child goes on
+// reporting under it after the call was answered with its
+// CreateTaskResult. The call is gone from the child connection by then,
+// so the bridge keeps, for the task's binding, the session that created it
+// and the client's token, and sends that progress to the session's stream
+// alone: a task's progress is its owner's, like its status. A 2026-07-28
+// call has no stream left to carry it (SEP-2663: progress is "not
+// supported on tasks in general"), so its progress stays dropped.
+
+// progressRoute is where a task's progress goes.
+type progressRoute struct {
+	task  string
+	sess  *session
+	token []byte // the client's progress token, verbatim
+}
+
+// keepTaskProgress records, for task id just bound to cl's principal,
+// where the child's later progress under cl's token goes.
+func (c *childConn) keepTaskProgress(cl *call, id string) {
+	_, token, _ := cl.target()
+	if cl.sess == nil || token == nil {
+		return
+	}
+	t := &c.tasks
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, ok := t.tasks[id]
+	if !ok {
+		return
+	}
+	if t.progress == nil {
+		t.progress = map[int64]progressRoute{}
+	}
+	b.progress = cl.childID
+	t.tasks[id] = b
+	t.progress[cl.childID] = progressRoute{task: id, sess: cl.sess, token: clone(token)}
+}
+
+// taskProgress delivers a progress notification under child token id to
+// the owner of the task it reports on; false if it reports on none.
+func (c *childConn) taskProgress(id int64, m *wire.Message) bool {
+	t := &c.tasks
+	t.mu.Lock()
+	r, ok := t.progress[id]
+	t.mu.Unlock()
+	if !ok {
+		return false
+	}
+	// Still bound to the session's principal (not expired, not evicted).
+	if !c.tasks.owns(r.sess.owner.key, r.task) {
+		return false
+	}
+	r.sess.route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)
+	return true
+}
