@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
@@ -594,7 +595,7 @@ func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
 // ("mcp-bridge-<kind>-<n>"): never reused by this bridge, so it never
 // collides with a legacy session's earlier ids, and easy to spot in logs.
 func (b *Bridge) mintID(kind string) []byte {
-	return strconv.AppendQuote(nil, "mcp-bridge-"+kind+"-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
+	return strconv.AppendQuote(nil, translate.InternalIDPrefix+kind+"-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -12,7 +12,9 @@ import (
 
 // With --protocol auto the bridge starts out passing the host's messages
 // through, and switches to translation when the remote's answer shows it
-// lacks the host's era. The evidence, per direction:
+// lacks the host's era. What an answer shows is translate.Decide's (one
+// rule set for both faces); this file turns HTTP outcomes into its
+// evidence and acts on the verdict. The evidence, per direction:
 //
 //   - a legacy host's initialize (or the notifications/initialized after
 //     it, or a first request) is refused with 400/404/405, or the
@@ -34,43 +36,33 @@ import (
 // detectFinal is the final-response hook of a pass-through request under
 // detection: it holds back the answers that reveal the remote lacks the
 // host's era, and records a verdict from the ones that show it has it.
+// translate.Decide reads the answer; weak evidence against the host's era
+// is held back while a probe asks the remote, weak evidence for it proves
+// nothing yet.
 func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
 	return func(m *wire.Message) {
+		d := translate.Decide(translate.ResponseEvidence(p.method, p.modern, m))
 		switch {
-		case p.modern && p.method == "server/discover":
-			if v, _ := classifyDiscover(m); v == verdictLegacy {
-				p.eraHint = verdictLegacy
-				return
-			}
-			b.setVerdict(verdictModern)
-		case p.modern && m.ErrorCode == wire.CodeUnsupportedVersion:
-			if data, ok := wire.Field(m.Raw, m.Error, "data"); ok {
-				if v, _ := fromSupported(m.Bytes(data)); v == verdictLegacy {
-					p.eraHint = verdictLegacy
-					return
-				}
-			}
-		case !p.modern && p.method == "initialize" && m.Error.Present():
+		case d.Confirm && d.Era != hostEra(p.modern):
 			p.held = clone(m.Raw)
 			return
-		case m.Result.Present() && p.modern && m.ResultType() == "":
-			// A result without resultType is 2025-shaped: a 2026-07-28
-			// result "MUST include resultType", and absent "MUST be
-			// treated as complete (legacy servers)" (basic §resultType).
-			// A 2025 server that answers a request in the 2026-07-28
-			// envelope (supergateway 4.0.0 does, stateful or not) is no
-			// modern server; held back while a probe asks the remote.
-			p.held = clone(m.Raw)
+		case d.Confirm:
+		case d.Era == verdictLegacy && p.modern:
+			p.eraHint = verdictLegacy
 			return
-		case m.Result.Present() && p.modern:
-			b.setVerdict(verdictModern)
-		case m.Result.Present() && p.method != "initialize":
-			// A modern-only server answers even a legacy initialize; only
-			// a request after it proves the legacy era.
-			b.setVerdict(verdictLegacy)
+		case d.Era != verdictUnknown:
+			b.setVerdict(d.Era)
 		}
 		b.passFinal(p, m)
 	}
+}
+
+// hostEra is the era of a host request.
+func hostEra(modern bool) verdict {
+	if modern {
+		return verdictModern
+	}
+	return verdictLegacy
 }
 
 // refusal reports whether err is an HTTP refusal that may be an era
@@ -85,6 +77,16 @@ func refusal(err error) (*httpclient.StatusError, bool) {
 		return se, true
 	}
 	return se, false
+}
+
+// decideErr judges the error a request to the remote ended with: only an
+// HTTP status answer is evidence (a refusal, weakly); se is nil otherwise.
+func decideErr(err error, method string, modern bool) (translate.Decision, *httpclient.StatusError) {
+	var se *httpclient.StatusError
+	if !errors.As(err, &se) {
+		return translate.Decision{}, nil
+	}
+	return translate.Decide(statusEvidence(se, method, modern)), se
 }
 
 // translateAfter looks at the outcome of a pass-through request under
@@ -165,8 +167,9 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if !ok {
 			return false
 		}
-		v, _ = classifyStatus(se, m.Method)
-		if v == verdictLegacy && !legacyOnly(se.Body) {
+		d := translate.Decide(statusEvidence(se, m.Method, true))
+		v = d.Era
+		if d.Confirm {
 			// A refusal without a version list is weak evidence (a
 			// gateway may say 404 for other reasons): the probe decides.
 			if v = b.probeModernHost(ctx, m); v == verdictUnknown {
@@ -199,17 +202,6 @@ func (b *Bridge) probeModernHost(ctx context.Context, m *wire.Message) verdict {
 	return pr.verdict
 }
 
-// legacyOnly reports whether body is an UnsupportedProtocolVersion error
-// that lists only 2025 versions.
-func legacyOnly(body []byte) bool {
-	code, data, ok := rpcError(body)
-	if !ok || code != wire.CodeUnsupportedVersion {
-		return false
-	}
-	v, _ := fromSupported(data)
-	return v == verdictLegacy
-}
-
 func spanBytes(m *wire.Message, s wire.Span) []byte {
 	if !s.Present() {
 		return nil
@@ -221,8 +213,8 @@ func spanBytes(m *wire.Message, s wire.Span) []byte {
 // above all) that a modern-only remote may have refused.
 func (b *Bridge) legacyHostRejectedRequest(ctx context.Context, p *pending, m *wire.Message, err error) bool {
 	if p.held == nil {
-		se, ok := refusal(err)
-		if !ok || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
+		d, se := decideErr(err, m.Method, false)
+		if d.Era != verdictModern || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
 			return false // no evidence, or a session that expired
 		}
 	}
@@ -260,7 +252,7 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	if !b.detectable() {
 		return false
 	}
-	if _, ok := refusal(err); !ok {
+	if d, _ := decideErr(err, "notifications/initialized", false); d.Era != verdictModern {
 		return false
 	}
 	init := b.sess.handshake()

@@ -24,24 +24,15 @@ import (
 // outage, not era evidence.
 const probeTimeout = 30 * time.Second
 
-// verdict is what the bridge knows about the remote's era.
-type verdict int8
+// verdict is what the bridge knows about the remote's era; the rules that
+// reach one live in translate.Decide.
+type verdict = translate.Era
 
 const (
-	verdictUnknown verdict = iota
-	verdictModern
-	verdictLegacy
+	verdictUnknown = translate.EraUnknown
+	verdictModern  = translate.EraModern
+	verdictLegacy  = translate.EraLegacy
 )
-
-func (v verdict) String() string {
-	switch v {
-	case verdictModern:
-		return "modern"
-	case verdictLegacy:
-		return "legacy"
-	}
-	return "unknown"
-}
 
 // mode is how the bridge relays: as is, or translating one way.
 type mode int32
@@ -136,101 +127,33 @@ type probeResult struct {
 	result  []byte // the DiscoverResult response, when the remote sent one
 }
 
-// recognizedModern lists the JSON-RPC errors only a modern server sends in
-// answer to a well-formed modern request (streamable-http §Backward
-// Compatibility: "If the body contains a recognized modern JSON-RPC
-// error, the server speaks a modern version of MCP").
-func recognizedModern(code int) bool {
-	switch code {
-	case wire.CodeHeaderMismatch, wire.CodeMissingCapability, wire.CodeUnsupportedVersion,
-		wire.CodeMethodNotFound, wire.CodeInvalidParams:
-		return true
-	}
-	return false
-}
-
-// rpcError extracts code and data of a JSON-RPC error response body.
-func rpcError(body []byte) (code int, data []byte, ok bool) {
-	var m wire.Message
-	if wire.Parse(body, &m) != nil || m.Kind != wire.KindResponse || !m.Error.Present() {
-		return 0, nil, false
-	}
-	if d, ok := wire.Field(m.Raw, m.Error, "data"); ok {
-		data = m.Bytes(d)
-	}
-	return m.ErrorCode, data, true
-}
-
-// fromSupported judges an UnsupportedProtocolVersion error by the versions
-// it lists. A stateful Go SDK server or a legacy-pinned mcp-go server
-// answers a modern request with -32022 listing only 2025 versions: a
-// modern error shape, but proof that this endpoint has no modern era.
-func fromSupported(data []byte) (verdict, string) {
-	var d struct {
-		Supported []string `json:"supported"`
-	}
-	json.Unmarshal(data, &d)
-	if v := translate.PickModern(d.Supported); v != "" {
-		return verdictModern, v
-	}
-	if len(d.Supported) > 0 {
-		return verdictLegacy, ""
-	}
-	return verdictModern, translate.Modern
-}
-
-// classifyStatus reads an HTTP error answer to a modern request for method
-// per the decision table: 401/403 are an auth problem and no era evidence;
-// 400/404 with a recognized modern error mean modern; other 400/404/405
-// mean legacy; anything else (5xx, 429, ...) is an outage.
-//
-// -32601 is modern evidence only for a method a modern server may lack. A
-// modern server cannot lack server/discover ("servers MUST implement this
-// RPC", 2026-07-28 changelog), so a 404 with -32601 to it comes
-// from a legacy server (supergateway 4.0.0 answers so), which "respond[s]
-// to unknown pre-initialize requests with implementation-defined errors
-// (commonly -32601 or -32602)" (transports §Backward Compatibility).
+// classifyStatus turns an HTTP error answer to a modern request for
+// method into era evidence: 401/403 are an auth problem and 5xx, 429, ...
+// an outage (no evidence); 400/404 are a refusal, its body read when it
+// is a JSON-RPC error; 405 refuses the kind of request, whatever the body
+// says. translate.Decide judges it.
 func classifyStatus(se *httpclient.StatusError, method string) (verdict, string) {
+	d := translate.Decide(statusEvidence(se, method, true))
+	return d.Era, d.Version
+}
+
+// statusEvidence maps an HTTP error answer to a request of method (in the
+// modern envelope or not) onto transport-neutral evidence.
+func statusEvidence(se *httpclient.StatusError, method string, modern bool) translate.Evidence {
 	switch se.StatusCode {
-	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
-		code, data, ok := rpcError(se.Body)
-		if ok && code == wire.CodeMethodNotFound && method == "server/discover" {
-			return verdictLegacy, ""
-		}
-		if ok && se.StatusCode != http.StatusMethodNotAllowed && recognizedModern(code) {
-			if code == wire.CodeUnsupportedVersion {
-				return fromSupported(data)
-			}
-			return verdictModern, translate.Modern
-		}
-		return verdictLegacy, ""
+	case http.StatusBadRequest, http.StatusNotFound:
+		return translate.RefusalEvidence(method, modern, translate.AnswerRefused, se.Body)
+	case http.StatusMethodNotAllowed:
+		return translate.RefusalEvidence(method, modern, translate.AnswerNotAllowed, se.Body)
 	}
-	return verdictUnknown, ""
+	return translate.Evidence{Method: method, Modern: modern}
 }
 
 // classifyDiscover judges the response to a server/discover that reached
-// the remote's JSON-RPC layer. A DiscoverResult lists the versions the
-// endpoint serves; a stateful Go SDK server implements server/discover but
-// lists only 2025 versions, so the list decides, not the method's
-// existence. An in-band error is legacy unless it is a modern one.
+// the remote's JSON-RPC layer.
 func classifyDiscover(m *wire.Message) (verdict, string) {
-	if m.Error.Present() {
-		switch {
-		case m.ErrorCode == wire.CodeUnsupportedVersion:
-			data, _ := wire.Field(m.Raw, m.Error, "data")
-			if !data.Present() {
-				return verdictModern, translate.Modern
-			}
-			return fromSupported(m.Bytes(data))
-		case m.ErrorCode == wire.CodeHeaderMismatch || m.ErrorCode == wire.CodeMissingCapability:
-			return verdictModern, translate.Modern
-		}
-		return verdictLegacy, ""
-	}
-	if v := translate.PickModern(translate.SupportedVersions(m)); v != "" {
-		return verdictModern, v
-	}
-	return verdictLegacy, ""
+	d := translate.Decide(translate.ResponseEvidence("server/discover", true, m))
+	return d.Era, d.Version
 }
 
 // probe sends server/discover with full modern headers and judges the
@@ -293,9 +216,9 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		if ctx.Err() != nil {
 			return pr, "", ctx.Err()
 		}
-		// 202 or a stream without an answer: no modern server does that
-		// to a request.
-		return probeResult{verdict: verdictLegacy}, "", nil
+		// 202 or a stream without an answer.
+		d := translate.Decide(translate.Evidence{Method: "server/discover", Modern: true, Answer: translate.AnswerEmpty})
+		return probeResult{verdict: d.Era}, "", nil
 	}
 	v, ver := classifyDiscover(r)
 	pr = probeResult{verdict: v, version: ver}

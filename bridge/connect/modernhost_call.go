@@ -30,7 +30,7 @@ import (
 
 // suspendTimeout bounds how long a call waits for the host's retry (a
 // variable for tests).
-var suspendTimeout = 10 * time.Minute
+var suspendTimeout = translate.InputTTL
 
 // serverReq is a server-to-client request waiting for the host.
 type serverReq struct {
@@ -351,7 +351,7 @@ func (c *call) ask(sr serverReq) bool {
 // call; it never leaves the bridge and the host.
 func (c *call) suspendLocked(reqs []serverReq) {
 	b := c.h.b
-	token := translate.NewState("mcp-bridge-")
+	token := translate.NewState()
 	c.state, c.asked, c.resumed = token, map[string]serverReq{}, make(chan struct{})
 	inputs := make([]translate.Input, len(reqs))
 	for i, sr := range reqs {

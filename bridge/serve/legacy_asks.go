@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -40,7 +41,7 @@ func (a *legacyAsks) mint(s *session, m *wire.Message) []byte {
 		a.byID = map[string]legacyAsk{}
 	}
 	a.next++
-	id := wire.AppendString(nil, "mcp-bridge-"+strconv.FormatInt(a.next, 10))
+	id := wire.AppendString(nil, translate.InternalIDPrefix+strconv.FormatInt(a.next, 10))
 	a.byID[string(id)] = legacyAsk{s: s, childID: clone(m.IDBytes())}
 	return wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
 }

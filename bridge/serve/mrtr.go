@@ -3,7 +3,6 @@ package serve
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,11 +12,7 @@ import (
 
 // stateTTL is how long a legacy child's server-to-client request may wait
 // for the modern client's retry.
-const stateTTL = 10 * time.Minute
-
-// statePrefix marks the request states the bridge mints, so a retry
-// can be told from a request that merely carries someone else's state.
-const statePrefix = "mcp-bridge:"
+const stateTTL = translate.InputTTL
 
 // suspensions carries a legacy child's server-to-client requests to modern
 // clients as MRTR rounds (2026-07-28 mrtr): the call that caused the
@@ -126,7 +121,7 @@ func (ss *suspensions) round(sp *suspension, cl *call) []byte {
 	if sp.token != "" {
 		delete(ss.byToken, sp.token)
 	}
-	sp.token = translate.NewState(statePrefix)
+	sp.token = translate.NewState()
 	ss.byToken[sp.token] = sp
 	if sp.timer != nil {
 		sp.timer.Stop()
@@ -238,7 +233,7 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 // stateOf returns the bridge-minted request state of a retry, or "".
 func stateOf(m *wire.Message) string {
 	s := translate.RetryState(m)
-	if strings.HasPrefix(s, statePrefix) {
+	if translate.IsBridgeState(s) {
 		return s
 	}
 	return ""

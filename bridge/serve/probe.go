@@ -89,16 +89,23 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			return
 		}
 		resp, err := dp.ask(ctx, "server/discover", []byte(probeMeta))
-		switch {
-		case err != nil:
+		if err != nil {
 			// No answer, or the child died. The fallback "MUST NOT be keyed
 			// to one specific error code": only a modern answer counts.
 			dErr = err
 			return
+		}
+		d := translate.Decide(translate.ResponseEvidence("server/discover", true, resp))
+		switch {
+		case d.Era == translate.EraModern:
+			modern = true
+			if resp.Result.Present() {
+				dp.resp = resp
+			}
 		case resp.Result.Present():
-			modern, dp.resp = true, resp
-		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
-			modern = true // a modern server that wants another modern version
+			// A stateful Go SDK server lists only 2025 versions.
+			dErr = errors.New("answered listing no 2026-07-28 version")
+			dRefused = true
 		default:
 			dErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
 			dRefused = true
@@ -110,15 +117,19 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			return
 		}
 		resp, err := ip.ask(ctx, "initialize", h.bridgeInitParams())
-		switch {
-		case err != nil:
+		if err != nil {
 			iErr = err
 			return
+		}
+		// A legacy answer to initialize is weak evidence on its own (a
+		// modern-only server may answer it too); here the server/discover
+		// sibling is its confirmation.
+		e := translate.ResponseEvidence("initialize", false, resp)
+		switch {
+		case translate.Decide(e).Era == translate.EraLegacy:
+			legacy, ip.resp = true, resp
 		case resp.Result.Present():
-			v, _ := wire.StringField(resp.Raw, resp.Result, "protocolVersion")
-			if legacy = translate.IsLegacy(v); !legacy {
-				iErr = errors.New("answered with protocolVersion " + v)
-			}
+			iErr = errors.New("answered with protocolVersion " + e.ProtocolVersion)
 			ip.resp = resp
 		default:
 			iErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))

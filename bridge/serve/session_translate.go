@@ -168,7 +168,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		}
 		for key, q := range keys {
 			tr.next++
-			id := strconv.AppendQuote(nil, "mcp-bridge-input-"+strconv.Itoa(tr.next))
+			id := strconv.AppendQuote(nil, translate.InternalIDPrefix+"input-"+strconv.Itoa(tr.next))
 			round.keys[string(id)] = key
 			tr.inputs[string(id)] = round
 			var params []byte

@@ -62,13 +62,13 @@ func InputRequired(inputs []Input, state string) []byte {
 	return append(b, '}')
 }
 
-// NewState mints a request state: an unguessable token after prefix, which
-// only maps to one suspended call and never leaves the bridge and the peer
-// that retries.
-func NewState(prefix string) string {
+// NewState mints a request state: an unguessable token after StatePrefix,
+// which only maps to one suspended call and never leaves the bridge and
+// the peer that retries.
+func NewState() string {
 	var raw [18]byte
 	rand.Read(raw[:])
-	return prefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	return StatePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 }
 
 // IsRetry reports whether request m carries a request state, as the retry

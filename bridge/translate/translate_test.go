@@ -91,8 +91,8 @@ func TestEnvelope(t *testing.T) {
 // An input round both ways: the result one direction builds is the round
 // the other reads, and the retry fields echo the state byte for byte.
 func TestRounds(t *testing.T) {
-	state := NewState("s-")
-	if len(state) < 20 || state == NewState("s-") {
+	state := NewState()
+	if len(state) < 20 || state == NewState() || !IsBridgeState(state) {
 		t.Fatalf("NewState %q: not a fresh token", state)
 	}
 	res := InputRequired([]Input{{Key: "r1", Method: "roots/list"}, {Key: "r2", Method: "sampling/createMessage", Params: []byte(`{"maxTokens":3}`)}}, state)

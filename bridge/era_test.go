@@ -1,0 +1,125 @@
+package bridge
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEraDecidedOnce keeps era detection in one place: translate.Decide
+// turns evidence (an answer, an error code, a transport's refusal) into a
+// verdict, and serve and connect only gather the evidence over their
+// transports. It fails when either face reads era evidence itself again,
+// as both did before (serve/probe.go and connect/era.go had diverging
+// copies). In their non-test code it finds:
+//
+//   - a comparison or switch case on the error codes only a modern server
+//     sends (-32020, -32021, -32022), or on a received message's
+//     ErrorCode against -32601/-32602;
+//   - a received result's ResultType() compared with "" (the test for a
+//     2025-shaped answer);
+//   - translate.PickModern (choosing the modern version from a peer's
+//     list is the verdict's job).
+//
+// Producing those codes (answering a client with -32022) is not reading
+// evidence; the one function that switches on them to map the bridge's
+// own errors to HTTP statuses is listed in mayCompare.
+func TestEraDecidedOnce(t *testing.T) {
+	eraCodes := map[string]bool{"CodeHeaderMismatch": true, "CodeMissingCapability": true, "CodeUnsupportedVersion": true}
+	answerCodes := map[string]bool{"CodeMethodNotFound": true, "CodeInvalidParams": true}
+	mayCompare := map[string]bool{"serve.modernErrorStatus": true}
+	isWire := func(e ast.Expr, names map[string]bool) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := s.X.(*ast.Ident)
+		return ok && x.Name == "wire" && names[s.Sel.Name]
+	}
+	isField := func(e ast.Expr, name string) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		return ok && s.Sel.Name == name
+	}
+	isResultType := func(e ast.Expr) bool {
+		c, ok := e.(*ast.CallExpr)
+		return ok && len(c.Args) == 0 && isField(c.Fun, "ResultType")
+	}
+	isEmpty := func(e ast.Expr) bool {
+		l, ok := e.(*ast.BasicLit)
+		return ok && l.Kind == token.STRING && (l.Value == `""` || l.Value == "``")
+	}
+	for _, dir := range []string{"serve", "connect"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in %s: %v", dir, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, decl := range f.Decls {
+				fn, ok := decl.(*ast.FuncDecl)
+				if !ok || fn.Body == nil || mayCompare[dir+"."+fn.Name.Name] {
+					continue
+				}
+				bad := func(n ast.Node, what string) {
+					t.Errorf("%s: %s reads era evidence (%s): let translate.Decide judge it", fset.Position(n.Pos()), fn.Name.Name, what)
+				}
+				var switchOnErrorCode []ast.Stmt
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.SwitchStmt:
+						if n.Tag != nil && isField(n.Tag, "ErrorCode") {
+							switchOnErrorCode = append(switchOnErrorCode, n.Body.List...)
+						}
+					case *ast.BinaryExpr:
+						if n.Op != token.EQL && n.Op != token.NEQ {
+							return true
+						}
+						for _, pair := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+							switch {
+							case isWire(pair[0], eraCodes):
+								bad(n, "compares a modern-only error code")
+							case isField(pair[0], "ErrorCode") && isWire(pair[1], answerCodes):
+								bad(n, "compares an answer's ErrorCode with -32601/-32602")
+							case isResultType(pair[0]) && isEmpty(pair[1]):
+								bad(n, "tests a result for the 2025 shape")
+							}
+						}
+					case *ast.CaseClause:
+						for _, e := range n.List {
+							if isWire(e, eraCodes) {
+								bad(e, "switches on a modern-only error code")
+							}
+						}
+					case *ast.SelectorExpr:
+						if x, ok := n.X.(*ast.Ident); ok && x.Name == "translate" && n.Sel.Name == "PickModern" {
+							bad(n, "picks the modern version from a peer's list")
+						}
+					}
+					return true
+				})
+				for _, s := range switchOnErrorCode {
+					for _, e := range s.(*ast.CaseClause).List {
+						if isWire(e, answerCodes) {
+							bad(e, "switches on an answer's ErrorCode")
+						}
+					}
+				}
+			}
+		}
+	}
+}
