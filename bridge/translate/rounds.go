@@ -65,10 +65,17 @@ func InputRequired(inputs []Input, state string) []byte {
 // NewState mints a request state: an unguessable token after StatePrefix,
 // which only maps to one suspended call and never leaves the bridge and
 // the peer that retries.
-func NewState() string {
+func NewState() string { return StatePrefix + randomToken() }
+
+// NewElicitationID mints the elicitationId 2025-11-25 requires of a
+// URL-mode elicitation that arrived without one: unguessable, since the
+// completion notification names it, and marked as the bridge's own.
+func NewElicitationID() string { return InternalIDPrefix + randomToken() }
+
+func randomToken() string {
 	var raw [18]byte
 	rand.Read(raw[:])
-	return StatePrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	return base64.RawURLEncoding.EncodeToString(raw[:])
 }
 
 // IsRetry reports whether request m carries a request state, as the retry

@@ -206,7 +206,7 @@ func LegacyInputParams(method string, params []byte) []byte {
 	if json.Unmarshal(params, &p) != nil || p.Mode != "url" || p.ElicitationID != nil {
 		return params
 	}
-	id := wire.AppendString([]byte(`"elicitationId":`), NewState("mcp-bridge-"))
+	id := wire.AppendString([]byte(`"elicitationId":`), NewElicitationID())
 	return wire.InsertFields(params, wire.Span{Start: 0, End: len(params)}, id)
 }
 
