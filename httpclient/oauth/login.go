@@ -93,6 +93,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		// parameter "MUST be included in both authorization requests and
 		// token requests".
 		q.Set("resource", resource)
+		q["resource"] = append(q["resource"], alsoResources(ctx)...) // a Group's login
 	}
 	authURL, err := url.Parse(md.AuthorizationEndpoint)
 	if err != nil {
