@@ -8,11 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
@@ -152,6 +154,9 @@ type remoteAuths struct {
 	log    zerolog.Logger
 	stderr io.Writer
 	group  *oauth.Group
+	// notice, if set before the first client, gets the device logins'
+	// codes (connect --config: its hostNotice.device).
+	notice func(server string, n oauth.DeviceNotice)
 
 	mu  sync.Mutex
 	azs map[string]*oauth.Authorizer // key: url and settings
@@ -178,6 +183,7 @@ func (r *remoteAuths) client(s *teamconfig.Server) (*http.Client, error) {
 		}
 		cfg.HTTPClient = oauthClient(r.tr)
 		cfg.Group = r.group
+		cfg.DeviceNotice = r.notice
 		if az, err = oauth.New(cfg); err != nil {
 			return nil, err
 		}
@@ -194,6 +200,28 @@ func (r *remoteAuths) close() {
 		az.Close()
 		delete(r.azs, k)
 	}
+}
+
+// hostNotice passes a device login's code to the host's MCP session as a
+// log notification, once the bridge that speaks to the host exists and
+// the host can take one (connect.Bridge.LogToHost); stderr has it anyway.
+type hostNotice struct {
+	b atomic.Pointer[connect.Bridge]
+}
+
+// device is oauth.Config.DeviceNotice.
+func (h *hostNotice) device(server string, n oauth.DeviceNotice) {
+	b := h.b.Load()
+	if b == nil {
+		return
+	}
+	msg := fmt.Sprintf("mcp-bridge: to authorize access to %s, open %s on any device with a browser and enter the code %s (it expires in %s)",
+		server, n.VerificationURI, n.UserCode, n.ExpiresIn.Round(time.Second))
+	data := map[string]string{"message": msg, "server": server, "verification_uri": n.VerificationURI, "user_code": n.UserCode}
+	if n.VerificationURIComplete != "" {
+		data["verification_uri_complete"] = n.VerificationURIComplete
+	}
+	b.LogToHost("warning", data)
 }
 
 // oauthHTTPClient is the HTTP client connect uses with OAuth on: t (nil:

@@ -105,6 +105,11 @@ type Config struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 
+	// DeviceNotice, if set, is also told the device grant's verification
+	// URI and user code (never the device code), for a person who watches
+	// the host rather than stderr (connect: an MCP log notification).
+	DeviceNotice func(server string, d DeviceNotice)
+
 	// Group, if set, shares browser logins and refresh tokens with the
 	// other Authorizers of the group (see [Group]).
 	Group *Group
