@@ -3,7 +3,6 @@ package teamconfig
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -115,7 +114,7 @@ func (p *parser) oauth(raw json.RawMessage, off int64, what string, s *Server) (
 		return nil, p.errorf(off, "%s: callbackPort is for the authorization_code grant", what)
 	}
 	for k := range s.Headers {
-		if http.CanonicalHeaderKey(k) == "Authorization" {
+		if strings.EqualFold(k, "Authorization") {
 			return nil, p.errorf(off, "%s: the entry's headers carry a static Authorization; drop one of them", what)
 		}
 	}
