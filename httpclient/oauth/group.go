@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 )
@@ -122,6 +123,22 @@ type resourcesKey struct{}
 func alsoResources(ctx context.Context) []string {
 	r, _ := ctx.Value(resourcesKey{}).([]string)
 	return r
+}
+
+// withResources adds more resource parameters to the authorization URL
+// authURL (x/oauth2 sets one value per parameter).
+func withResources(authURL string, more []string) string {
+	if len(more) == 0 {
+		return authURL
+	}
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return authURL
+	}
+	q := u.Query()
+	q["resource"] = append(q["resource"], more...)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // authorizationCode is a's browser login, shared with its companions when

@@ -93,7 +93,6 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		// parameter "MUST be included in both authorization requests and
 		// token requests".
 		q.Set("resource", resource)
-		q["resource"] = append(q["resource"], alsoResources(ctx)...) // a Group's login
 	}
 	authURL, err := url.Parse(md.AuthorizationEndpoint)
 	if err != nil {
@@ -107,6 +106,9 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		q = q2
 	}
 	authURL.RawQuery = q.Encode()
+	if authURL, err = url.Parse(withResources(authURL.String(), alsoResources(ctx))); err != nil { // a Group's login
+		return nil, err
+	}
 	a.mu.Lock()
 	a.requested = scopes
 	a.mu.Unlock()
