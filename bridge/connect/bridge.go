@@ -49,6 +49,8 @@ type Bridge struct {
 
 	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
 
+	notices hostNotices // the bridge's own log notifications to the host (notice.go)
+
 	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
 	// the host's first request or when a pass-through exchange reveals the
 	// remote's era; lh and mh hold the state of the two directions.
@@ -526,6 +528,9 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	}
 	raw := clone(m.Raw)
 	method := m.Method
+	if method == "notifications/initialized" {
+		b.notices.hostInitialized()
+	}
 	b.inOrder(ctx, func(ctx context.Context) {
 		// The era may have been settled since the host sent this.
 		switch b.currentMode() {

@@ -40,6 +40,12 @@ type Config struct {
 	// custom TLS).
 	HTTPClient *http.Client
 
+	// RemoteClient gives the HTTP client of a remote entry with "oauth"
+	// settings: an OAuth client of that server, which the caller builds
+	// (one login store, one Group for all entries) and closes after
+	// Close. Without it such an entry is refused at New and at reload.
+	RemoteClient func(s *teamconfig.Server) (*http.Client, error)
+
 	// RetireTimeout bounds how long a removed or changed server's old
 	// Handler may finish the requests it has in flight before it is
 	// closed. If zero, 10s.

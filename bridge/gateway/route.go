@@ -72,6 +72,16 @@ func Path(name string) string { return "/servers/" + name + "/mcp" }
 // newRoute builds the Handler of one enabled server.
 func (g *Gateway) newRoute(file *teamconfig.Config, s *teamconfig.Server) (*route, error) {
 	cfg := g.serverConfig(file, s)
+	if s.Remote() && s.OAuth != nil {
+		if g.cfg.RemoteClient == nil {
+			return nil, errorf("server %s: has \"oauth\" settings, and this bridge has no OAuth client for remote servers", s.Name)
+		}
+		hc, err := g.cfg.RemoteClient(s)
+		if err != nil {
+			return nil, errorf("server %s: oauth: %w", s.Name, err)
+		}
+		cfg.Run = g.remoteRun(s, cfg, hc)
+	}
 	if err := g.authFor(&cfg, s.Options.Scopes); err != nil {
 		return nil, errorf("server %s: %w", s.Name, err)
 	}
@@ -92,7 +102,7 @@ func (g *Gateway) serverConfig(file *teamconfig.Config, s *teamconfig.Server) se
 	cfg.Logger = g.cfg.Base.Logger.With().Str("server", s.Name).Logger()
 	cfg.Command, cfg.Run = nil, nil
 	if s.Remote() {
-		cfg.Run = g.remoteRun(s, cfg)
+		cfg.Run = g.remoteRun(s, cfg, g.cfg.HTTPClient)
 	} else {
 		cfg.Command = stdioCommand(s)
 	}
@@ -172,8 +182,9 @@ func stdioCommand(s *teamconfig.Server) func() *exec.Cmd {
 // headers nor a client's message go anywhere but the configured origin.
 // The gateway's clients are not who configured the entry: their errors
 // carry the remote's status, not its body (HideRemoteDetail), and never
-// the URL's user info, query or a header value.
-func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config) func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+// the URL's user info, query or a header value. hc is the HTTP client:
+// Config.HTTPClient, or for an entry with "oauth" its OAuth client.
+func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config, hc *http.Client) func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	hdr := http.Header{}
 	for k, v := range s.Headers {
 		hdr.Set(k, v)
@@ -181,7 +192,7 @@ func (g *Gateway) remoteRun(s *teamconfig.Server, cfg serve.Config) func(ctx con
 	ccfg := connect.Config{
 		URL:            s.URL,
 		Header:         hdr,
-		HTTPClient:     g.cfg.HTTPClient,
+		HTTPClient:     hc,
 		MaxMessageSize: cfg.MaxMessageSize,
 		Logger:         cfg.Logger.With().Str("remote", "connect").Logger(),
 

@@ -110,6 +110,10 @@ type Server struct {
 	Headers map[string]string
 	SSE     bool
 
+	// OAuth, for a remote entry, makes the bridge an OAuth client of it;
+	// nil: no OAuth (the headers, if any, authenticate).
+	OAuth *OAuth
+
 	Options Options
 }
 

@@ -14,6 +14,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "args": ["${A}"]}}}`))
 	f.Add([]byte(`{"mcpServers": {"0": {"command": "${A:-}${Z:-}"}}}`))
 	f.Add([]byte(`{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}, "mcpBridge": {"servers": {"a": {"prefix": false, "tools": {"allow": ["b_x", "y"]}}, "b": {"prefix": false}}}}`))
+	f.Add([]byte(`{"mcpServers": {"r": {"url": "https://h/mcp", "oauth": {"clientId": "${A}", "clientSecret": "${A}", "scopes": ["s"], "grant": "device_code", "timeout": "1m"}}}, "mcpBridge": {"servers": {"q": {"oauth": {}}}}}`))
 	look := env("GH_TOKEN", "t", "PATH_PART", "p", "A", "1")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse(data, look)
@@ -38,6 +39,9 @@ func FuzzParseConfig(f *testing.F) {
 						}
 					}
 				}
+			}
+			if o := s.OAuth; o != nil && !s.Disabled && (s.URL == "" || (o.ClientSecret != "" && o.ClientID == "") || o.Grant == "") {
+				t.Fatalf("server %q: oauth %+v accepted", name, o)
 			}
 		}
 		if c := Diff(cfg, cfg); len(c.Added)+len(c.Removed)+len(c.Changed) != 0 || !reflect.DeepEqual(c.Unchanged, cfg.Enabled()) {

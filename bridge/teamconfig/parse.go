@@ -186,6 +186,7 @@ type hostEntry struct {
 	Type     string            `json:"type"`
 	Headers  map[string]string `json:"headers"`
 	Disabled bool              `json:"disabled"`
+	OAuth    json.RawMessage   `json:"oauth"`
 }
 
 func (p *parser) server(e entry) (*Server, error) {
@@ -229,6 +230,12 @@ func (p *parser) server(e entry) (*Server, error) {
 		// Kept unexpanded: a disabled entry may name variables this
 		// environment lacks.
 		s.Command, s.URL = h.Command, h.URL
+		if len(h.OAuth) > 0 {
+			var err error
+			if s.OAuth, err = p.oauth(h.OAuth, e.off+int64(bytes.Index(e.val, h.OAuth)), what+".oauth", s); err != nil {
+				return nil, err
+			}
+		}
 		return s, nil
 	}
 	x := func(field, v string) (string, error) {
@@ -279,6 +286,11 @@ func (p *parser) server(e entry) (*Server, error) {
 	}
 	if s.Headers, err = expandMap(h.Headers, "headers", x); err != nil {
 		return nil, err
+	}
+	if len(h.OAuth) > 0 {
+		if s.OAuth, err = p.oauth(h.OAuth, e.off+int64(bytes.Index(e.val, h.OAuth)), what+".oauth", s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -338,14 +350,33 @@ func (p *parser) bridge(e *entry, cfg *Config) error {
 		if !ok {
 			return p.errorf(se.off, "%s: no server of that name in mcpServers (known: %s)", what, strings.Join(slices.Sorted(maps.Keys(cfg.Servers)), ", "))
 		}
-		if err := p.strictDecode(se.val, se.off, what, &s.Options); err != nil {
+		var sec optionsSection
+		if err := p.strictDecode(se.val, se.off, what, &sec); err != nil {
 			return err
+		}
+		s.Options = sec.Options
+		if len(sec.OAuth) > 0 {
+			if s.OAuth != nil {
+				return p.errorf(se.off, "%s.oauth: mcpServers.%s has its own \"oauth\"; keep one of them", what, se.key)
+			}
+			o, err := p.oauth(sec.OAuth, se.off+int64(bytes.Index(se.val, sec.OAuth)), what+".oauth", s)
+			if err != nil {
+				return err
+			}
+			s.OAuth = o
 		}
 		if err := p.checkOptions(se.off, what, &s.Options); err != nil {
 			return err
 		}
 	}
 	return p.checkPrefixes(cfg, offs)
+}
+
+// optionsSection is one "mcpBridge.servers.<name>" object: the Options
+// and an "oauth" that belongs to the Server (as the entry's own would).
+type optionsSection struct {
+	Options
+	OAuth json.RawMessage `json:"oauth"`
 }
 
 // issuers parses "mcpBridge.oauthIssuers": an object of issuer URLs,

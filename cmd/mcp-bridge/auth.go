@@ -13,12 +13,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
 
 const authUsage = `Usage:
   mcp-bridge auth login [flags] URL   log in to the MCP server at URL now (same OAuth flags as connect)
   mcp-bridge auth status [URL]        stored logins: server, issuer, client, scopes, expiry (never tokens)
+  mcp-bridge auth status --config FILE  every entry of a configuration file and its login state
   mcp-bridge auth logout URL          forget the tokens and client registration stored for URL
 `
 
@@ -27,10 +29,12 @@ const (
 
 Logs in to the MCP server at URL and stores the tokens for connect.
 `
-	authStatusHelp = `Usage: mcp-bridge auth status [URL]
+	authStatusHelp = `Usage: mcp-bridge auth status [URL | --config FILE]
 
 Lists the stored logins (or the one for URL): server, issuer, client, scopes,
-expiry and whether a refresh token is held. Never prints a token.
+expiry and whether a refresh token is held. Never prints a token. With
+--config, lists every enabled entry of the file (as serve --config and
+connect --config read it) and its login state.
 `
 	authLogoutHelp = `Usage: mcp-bridge auth logout URL
 
@@ -120,14 +124,28 @@ func runAuthLogin(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
+// authStatusFlagSet registers auth status's flags; help goes to out.
+func authStatusFlagSet(config *string, out io.Writer) *pflag.FlagSet {
+	fs := newFlagSet("auth status", out, authStatusHelp)
+	fs.StringVar(config, "config", "", "list the entries of this configuration `file` and their login state")
+	return fs
+}
+
 func runAuthStatus(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("auth status", stdout, authStatusHelp)
+	var config string
+	fs := authStatusFlagSet(&config, stdout)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	store, err := oauth.DefaultStore()
 	if err != nil {
 		return err
+	}
+	if config != "" {
+		if fs.NArg() > 0 {
+			return usagef("auth status: --config and a URL are exclusive")
+		}
+		return configStatus(config, store, stdout)
 	}
 	var recs []*oauth.Record
 	if fs.NArg() > 0 {
@@ -163,6 +181,62 @@ func runAuthStatus(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "No stored logins (store: %s).\n", store.Dir)
 	}
 	return nil
+}
+
+// configStatus lists every enabled entry of the configuration file and
+// its login state: the stored grants of an entry with "oauth" (its
+// configured client's only, when it names one).
+func configStatus(file string, store *oauth.Store, w io.Writer) error {
+	cfg, err := teamconfig.Load(file)
+	if err != nil {
+		return fmt.Errorf("auth status: --config %s: %w", file, err)
+	}
+	now := time.Now()
+	for _, name := range cfg.Enabled() {
+		s := cfg.Servers[name]
+		switch {
+		case !s.Remote():
+			fmt.Fprintf(w, "%s: stdio command, no OAuth\n", name)
+			continue
+		case s.OAuth == nil:
+			fmt.Fprintf(w, "%s: %s, no OAuth (no \"oauth\" settings)\n", name, safeURLString(s.URL))
+			continue
+		}
+		canon, err := oauth.CanonicalResource(s.URL)
+		if err != nil {
+			fmt.Fprintf(w, "%s: %s: %v\n", name, safeURLString(s.URL), err)
+			continue
+		}
+		rec, err := store.Load(canon)
+		if err != nil {
+			return err
+		}
+		var grants []*oauth.Grant
+		for i := range rec.Grants {
+			g := &rec.Grants[i]
+			if g.Token.AccessToken != "" && (s.OAuth.ClientID == "" || g.Client.ID == s.OAuth.ClientID) {
+				grants = append(grants, g)
+			}
+		}
+		state := "not logged in"
+		if len(grants) > 0 {
+			state = "logged in"
+		}
+		fmt.Fprintf(w, "%s: %s, OAuth %s: %s\n", name, safeURLString(canon), s.OAuth.Grant, state)
+		for _, g := range grants {
+			printGrant(w, g, now)
+		}
+	}
+	return nil
+}
+
+// safeURLString is u without user info or query, which may hold secrets.
+func safeURLString(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return safeURL(p)
 }
 
 // printGrant describes g for a person: never a token or secret value.

@@ -46,7 +46,7 @@ func commandSpecs() []cmdSpec {
 		{"exec", "serve command-line programs as MCP tools on stdio", execFlagSet(&ef, io.Discard)},
 		{"auth", "log in to an OAuth-protected server ahead of time, show or forget logins", nil},
 		{"auth login", "log in to the MCP server at URL now", authLoginFlagSet(&o, &lf, &ca, io.Discard)},
-		{"auth status", "list stored logins", nil},
+		{"auth status", "list stored logins", authStatusFlagSet(new(string), io.Discard)},
 		{"auth logout", "forget the login stored for URL", nil},
 		{"completion", "print a shell completion script", nil},
 		{"version", "print the version", nil},

@@ -95,6 +95,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	// A static Authorization header turns OAuth off for this server.
 	var hc *http.Client
+	var notice hostNotice
 	useOAuth := hdr.Get("Authorization") == ""
 	if useOAuth {
 		ocfg, err := f.oauth.config(fs, u.String(), log, stderr)
@@ -102,6 +103,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			return err
 		}
 		ocfg.HTTPClient = oauthClient(tr)
+		ocfg.DeviceNotice = notice.device
 		az, err := oauth.New(ocfg)
 		if err != nil {
 			return usagef("connect: %v", err)
@@ -136,6 +138,7 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
+	notice.b.Store(b)
 	// Header values may carry secrets: log their names only.
 	names := make([]string, 0, len(hdr))
 	for k := range hdr {

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/connect"
+	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/httpclient/oauth"
 )
@@ -52,6 +57,35 @@ func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Log
 	if err := applyEnv(fs, "oauth-client-secret"); err != nil {
 		return oauth.Config{}, err
 	}
+	return o.build(serverURL, log, stderr)
+}
+
+// entryOAuth is a configuration file entry's "oauth" as the --oauth-*
+// flags would give it, so that one builder serves both.
+func entryOAuth(e *teamconfig.OAuth) oauthFlags {
+	o := oauthFlags{
+		clientID:     e.ClientID,
+		clientSecret: e.ClientSecret,
+		metadataURL:  e.ClientMetadataURL,
+		resource:     e.Resource,
+		noResource:   e.NoResource,
+		scopes:       e.Scopes,
+		grant:        e.Grant,
+		callbackPort: e.CallbackPort,
+		timeout:      oauth.DefaultTimeout,
+	}
+	if o.grant == "" {
+		o.grant = oauth.GrantAuthorizationCode
+	}
+	if e.Timeout > 0 {
+		o.timeout = time.Duration(e.Timeout)
+	}
+	return o
+}
+
+// build checks the settings and makes the oauth.Config for serverURL,
+// with the default token store.
+func (o *oauthFlags) build(serverURL string, log zerolog.Logger, stderr io.Writer) (oauth.Config, error) {
 	grant, err := oneOf("--oauth-grant", o.grant, oauth.GrantAuthorizationCode, oauth.GrantDeviceCode, oauth.GrantClientCredentials)
 	if err != nil {
 		return oauth.Config{}, err
@@ -106,6 +140,88 @@ func (o *oauthFlags) config(fs *pflag.FlagSet, serverURL string, log zerolog.Log
 		return oauth.Config{}, usagef("--oauth-client-key-alg needs --oauth-client-key")
 	}
 	return cfg, nil
+}
+
+// remoteAuths builds and owns the OAuth clients of a configuration file's
+// remote entries (serve --config, connect --config): one Authorizer per
+// entry, kept across reloads while its url and settings stay, all in the
+// default token store (keyed by server as for a single connect, so a
+// login is shared with `connect URL` and `auth login URL`) and in one
+// oauth.Group, so that entries behind one authorization server and client
+// log in with one browser run.
+type remoteAuths struct {
+	tr     *http.Transport
+	log    zerolog.Logger
+	stderr io.Writer
+	group  *oauth.Group
+	// notice, if set before the first client, gets the device logins'
+	// codes (connect --config: its hostNotice.device).
+	notice func(server string, n oauth.DeviceNotice)
+
+	mu  sync.Mutex
+	azs map[string]*oauth.Authorizer // key: url and settings
+}
+
+func newRemoteAuths(tr *http.Transport, log zerolog.Logger, stderr io.Writer) *remoteAuths {
+	return &remoteAuths{tr: tr, log: log, stderr: stderr, group: oauth.NewGroup(), azs: map[string]*oauth.Authorizer{}}
+}
+
+// client is gateway.Config.RemoteClient: the OAuth HTTP client of entry s.
+func (r *remoteAuths) client(s *teamconfig.Server) (*http.Client, error) {
+	key, _ := json.Marshal(struct {
+		URL   string
+		OAuth *teamconfig.OAuth
+	}{s.URL, s.OAuth})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	az := r.azs[string(key)]
+	if az == nil {
+		o := entryOAuth(s.OAuth)
+		cfg, err := o.build(s.URL, r.log.With().Str("server", s.Name).Logger(), r.stderr)
+		if err != nil {
+			return nil, err
+		}
+		cfg.HTTPClient = oauthClient(r.tr)
+		cfg.Group = r.group
+		cfg.DeviceNotice = r.notice
+		if az, err = oauth.New(cfg); err != nil {
+			return nil, err
+		}
+		r.azs[string(key)] = az
+	}
+	return oauthHTTPClient(az, r.tr), nil
+}
+
+// close stops every login in progress; after the gateway's Close.
+func (r *remoteAuths) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, az := range r.azs {
+		az.Close()
+		delete(r.azs, k)
+	}
+}
+
+// hostNotice passes a device login's code to the host's MCP session as a
+// log notification, once the bridge that speaks to the host exists and
+// the host can take one (connect.Bridge.LogToHost); stderr has it anyway.
+type hostNotice struct {
+	b atomic.Pointer[connect.Bridge]
+}
+
+// device is oauth.Config.DeviceNotice.
+func (h *hostNotice) device(server string, n oauth.DeviceNotice) {
+	b := h.b.Load()
+	if b == nil {
+		return
+	}
+	msg := fmt.Sprintf("mcp-bridge: to authorize access to %s, open %s on any device with a browser and enter the code %s (it expires in %s)",
+		server, n.VerificationURI, n.UserCode, n.ExpiresIn.Round(time.Second))
+	data := map[string]string{"message": msg, "server": server, "verification_uri": n.VerificationURI, "user_code": n.UserCode}
+	if n.VerificationURIComplete != "" {
+		data["verification_uri_complete"] = n.VerificationURIComplete
+	}
+	b.LogToHost("warning", data)
 }
 
 // oauthHTTPClient is the HTTP client connect uses with OAuth on: t (nil:

@@ -71,10 +71,13 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 	if err != nil {
 		return err
 	}
+	remotes := newRemoteAuths(tr, log, stderr) // after g.Close: its connects use them
+	defer remotes.close()
 	g, err := gateway.New(gateway.Config{
 		Base:          base,
 		Auth:          authFor,
 		HTTPClient:    client(tr, 0), // connect's own per-request timeouts apply
+		RemoteClient:  remotes.client,
 		RetireTimeout: f.shutdown,
 		Logger:        log,
 	}, file)

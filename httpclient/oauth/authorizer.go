@@ -104,6 +104,15 @@ type Config struct {
 
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
+
+	// DeviceNotice, if set, is also told the device grant's verification
+	// URI and user code (never the device code), for a person who watches
+	// the host rather than stderr (connect: an MCP log notification).
+	DeviceNotice func(server string, d DeviceNotice)
+
+	// Group, if set, shares browser logins and refresh tokens with the
+	// other Authorizers of the group (see [Group]).
+	Group *Group
 }
 
 // ErrLogin is matched by every [*LoginError].
@@ -216,12 +225,15 @@ func New(cfg Config) (*Authorizer, error) {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel, defHC: outbound.Client(hc), serverURL: serverURL, sleep: sleepCtx}, nil
+	a := &Authorizer{cfg: cfg, server: server, sem: make(chan struct{}, 1), ctx: ctx, cancel: cancel, defHC: outbound.Client(hc), serverURL: serverURL, sleep: sleepCtx}
+	cfg.Group.join(a)
+	return a, nil
 }
 
 // Close cancels a login in progress and waits (up to 2s) for browser
 // commands this Authorizer started to exit.
 func (a *Authorizer) Close() error {
+	a.cfg.Group.leave(a)
 	a.cancel()
 	// Take the login slot: once we hold it, no login runs.
 	a.sem <- struct{}{}
@@ -413,6 +425,11 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	issuer := disc.Server.Issuer
 	scopes := a.scopes(disc, ch, status)
 
+	release, err := a.cfg.Group.hold(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
 	if a.cfg.Store != nil {
 		unlock, err := a.cfg.Store.Lock(ctx, a.server)
 		if err != nil {
@@ -441,6 +458,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 	if !force && status != http.StatusForbidden && g.Token.RefreshToken != "" && a.cfg.Grant != GrantClientCredentials {
 		t, err := a.refresh(ctx, disc.Server, g, resource)
 		if err == nil {
+			a.cfg.Group.rotated(ctx, a, issuer, g.Client.ID, g.Token.RefreshToken, t.RefreshToken)
 			g.Token = *t
 			return g, false, a.save(rec, g)
 		}
@@ -471,7 +489,7 @@ func (a *Authorizer) renew(ctx context.Context, status int, ch Challenge, failed
 		if a.cfg.Grant == GrantDeviceCode {
 			t, err = a.deviceCode(ctx, disc.Server, rec, g, scopes, resource, known)
 		} else {
-			t, err = a.authorizationCode(ctx, disc, rec, g, scopes, resource, known)
+			t, err = a.cfg.Group.authorizationCode(ctx, a, disc, rec, g, scopes, resource, known)
 		}
 		interactive = true
 	}

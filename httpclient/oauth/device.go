@@ -236,6 +236,7 @@ func (a *Authorizer) deviceAttempt(ctx context.Context, md *ServerMetadata, c *C
 // showDevice tells the person where to approve the login. The device
 // code stays out of it: whoever holds it gets the token once approved.
 func (a *Authorizer) showDevice(d *DeviceAuthorization) {
+	a.noticeDevice(d)
 	if a.cfg.Prompt == nil {
 		return
 	}

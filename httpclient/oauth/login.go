@@ -74,7 +74,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, rec *R
 		// token requests".
 		opts = append(opts, oauth2.SetAuthURLParam("resource", resource))
 	}
-	authURL := conf.AuthCodeURL(state, opts...)
+	authURL := withResources(conf.AuthCodeURL(state, opts...), alsoResources(ctx)) // a Group's login
 	a.mu.Lock()
 	a.requested = scopes
 	a.mu.Unlock()
