@@ -28,18 +28,18 @@ var notWithConfig = map[string]string{
 	"transport":                 "set the entry's \"type\" (\"http\" or \"sse\")",
 	"retries":                   "the host's side is in-process; each remote entry retries as connect does",
 	"retry-max-wait":            "the host's side is in-process; each remote entry retries as connect does",
-	"oauth-client-id":           "OAuth settings belong to each entry",
-	"oauth-client-secret":       "OAuth settings belong to each entry",
-	"oauth-client-metadata-url": "OAuth settings belong to each entry",
-	"oauth-resource":            "OAuth settings belong to each entry",
-	"oauth-no-resource":         "OAuth settings belong to each entry",
-	"oauth-scope":               "OAuth settings belong to each entry",
-	"oauth-grant":               "OAuth settings belong to each entry",
-	"oauth-client-key":          "OAuth settings belong to each entry",
-	"oauth-client-key-alg":      "OAuth settings belong to each entry",
-	"oauth-browser":             "OAuth settings belong to each entry",
-	"oauth-callback-port":       "OAuth settings belong to each entry",
-	"oauth-timeout":             "OAuth settings belong to each entry",
+	"oauth-client-id":           "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-client-secret":       "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-client-metadata-url": "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-resource":            "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-no-resource":         "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-scope":               "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-grant":               "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-client-key":          "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-client-key-alg":      "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-browser":             "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-callback-port":       "OAuth settings belong to each entry's \"oauth\" object in the file",
+	"oauth-timeout":             "OAuth settings belong to each entry's \"oauth\" object in the file",
 }
 
 // runConnectConfig is `connect --config FILE`: every enabled server of the
@@ -102,6 +102,14 @@ func runConnectConfig(ctx context.Context, fs *pflag.FlagSet, f *connectFlags, s
 		return err
 	}
 	defer stopTelemetry()
+	// Remote entries with "oauth" log in through one store and one
+	// Group (one browser run for the entries behind one authorization
+	// server and client); a device login's code also reaches the host as
+	// a log notification once the front bridge below exists.
+	var notice hostNotice
+	remotes := newRemoteAuths(tr, log, stderr)
+	remotes.notice = notice.device
+	defer remotes.close() // after g.Close: its connects use them
 	g, err := gateway.New(gateway.Config{
 		Base: serve.Config{
 			MaxMessageSize: int(f.maxMessage),
@@ -117,6 +125,7 @@ func runConnectConfig(ctx context.Context, fs *pflag.FlagSet, f *connectFlags, s
 			Logger:      log,
 		},
 		HTTPClient:    client(tr, 0), // connect's own per-request timeouts apply
+		RemoteClient:  remotes.client,
 		RetireTimeout: f.shutdown,
 		Logger:        log,
 	}, file)
@@ -149,6 +158,7 @@ func runConnectConfig(ctx context.Context, fs *pflag.FlagSet, f *connectFlags, s
 	if err != nil {
 		return err
 	}
+	notice.b.Store(b)
 	ev := log.Info().Str("config", f.config).Strs("servers", g.Servers())
 	if toolFilter != nil {
 		ev = ev.Strs("tools_allow", f.tools.Allow).Strs("tools_deny", f.tools.Deny)

@@ -99,3 +99,50 @@ func TestOAuthConfigOneLoginForTwoRemotes(t *testing.T) {
 	}
 	checkLogClean(t, "mcp-bridge serve --config", front.log())
 }
+
+// Issue 26 (2), through `connect --config`: the same two remotes as one
+// host entry. One browser run logs both in (the entries join one login:
+// same authorization server, same registered client), and the host lists
+// and calls each remote's tools under its prefix.
+func TestOAuthConnectConfigOneLoginForTwoRemotes(t *testing.T) {
+	as := startOIDCProvider(t, 10*time.Minute)
+	urlA, urlB := serveWithIssuer(t, as), serveWithIssuer(t, as)
+	h := newOAuthHome(t)
+	file := filepath.Join(t.TempDir(), "remotes.json")
+	// joinTimeout: the host's initialize waits for the login (an
+	// automated browser run) instead of listing the remotes late.
+	cfg := fmt.Sprintf(`{"mcpServers": {
+  "alpha": {"type": "http", "url": %q, "oauth": {"timeout": "60s"}},
+  "beta": {"type": "http", "url": %q, "oauth": {"timeout": "60s"}}
+}, "mcpBridge": {"joinTimeout": "90s"}}`, urlA, urlB)
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := h.connectArgs(t, "config", []string{"BROWSER=" + env.oidcBrowser}, "connect", "--config", file, "--log-level", "debug")
+	if err := c.initialize(); err != nil {
+		t.Fatalf("%v\nprovider log:\n%s", err, tail(as.p.log(), 30))
+	}
+	r, err := c.call("tools/list", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alpha_memo_debug_stats", "beta_memo_debug_stats"} {
+		if !strings.Contains(string(r), `"`+name+`"`) {
+			t.Fatalf("tools/list lacks %s: %.400s\nlog:\n%s", name, r, c.tail())
+		}
+		res, err := c.call("tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
+		if err != nil || strings.Contains(string(res), `"isError":true`) {
+			t.Fatalf("%s: %s %v", name, res, err)
+		}
+	}
+	s := as.stats(t)
+	t.Logf("browser runs %d, registrations %d, authorizations %d, grants %v", h.browserRuns(t), s.Registrations, s.Authorizations, s.Grants)
+	if n := h.browserRuns(t); n != 1 || s.Authorizations != 1 || s.Grants["authorization_code"] != 1 {
+		t.Fatalf("browser runs %d, authorizations %d, code grants %d; want one login for both\nlog:\n%s", n, s.Authorizations, s.Grants["authorization_code"], c.tail())
+	}
+	if err := c.close(); err != nil {
+		t.Error(err)
+	}
+	b, _ := os.ReadFile(c.log)
+	checkLogClean(t, "mcp-bridge connect --config", string(b))
+}

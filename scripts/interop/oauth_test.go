@@ -97,13 +97,20 @@ func (h *oauthHome) connect(t *testing.T, name, url string) *stdioHost {
 // connectWith is connect with another --oauth-browser command.
 func (h *oauthHome) connectWith(t *testing.T, name, url, browser string) *stdioHost {
 	t.Helper()
+	return h.connectArgs(t, name, nil, "connect", "--log-level", "trace", "--oauth-browser", browser, "--oauth-timeout", "60s", url)
+}
+
+// connectArgs runs `mcp-bridge ARGS...` as a stdio host's server, with the
+// home's store and extra environment.
+func (h *oauthHome) connectArgs(t *testing.T, name string, extraEnv []string, args ...string) *stdioHost {
+	t.Helper()
 	log := filepath.Join(h.art, "connect-"+name+".log")
 	f, err := os.Create(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(env.bridge, "connect", "--log-level", "trace", "--oauth-browser", browser, "--oauth-timeout", "60s", url)
-	cmd.Env = h.env()
+	cmd := exec.Command(env.bridge, args...)
+	cmd.Env = append(h.env(), extraEnv...)
 	cmd.Stderr = f
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
