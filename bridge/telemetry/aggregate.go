@@ -8,5 +8,5 @@ func (t *Telemetry) AggregateAbsent(server, step string) {
 	if t == nil || t.met == nil {
 		return
 	}
-	t.met.absent.with(server, step).c.inc()
+	t.met.absent.WithLabelValues(labelValue(server), labelValue(step)).Inc()
 }

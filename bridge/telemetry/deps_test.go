@@ -6,18 +6,22 @@ import (
 	"testing"
 )
 
-// TestBinaryLinksNoPrometheusClient: the exposition is this package's own;
-// prometheus/common (and client_model) parse /metrics in tests only, and
-// client_golang is gone: none of them reaches the binary (binary size,
-// idle RSS).
-func TestBinaryLinksNoPrometheusClient(t *testing.T) {
+// TestBinaryLinksClientGolang: /metrics is prometheus/client_golang's
+// (issue 25: the library people expect instead of a hand-written
+// exposition), so the binary links its registry and HTTP handler.
+func TestBinaryLinksClientGolang(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/mcp-bridge/mcp-bridge/cmd/mcp-bridge").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "github.com/prometheus/") || strings.HasPrefix(pkg, "github.com/beorn7/") {
-			t.Errorf("the binary links %s", pkg)
+	deps := strings.Fields(string(out))
+	for _, want := range []string{"github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"} {
+		found := false
+		for _, pkg := range deps {
+			found = found || pkg == want
+		}
+		if !found {
+			t.Errorf("the binary does not link %s", want)
 		}
 	}
 }

@@ -1,8 +1,17 @@
 package telemetry
 
 import (
+	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
 )
 
 // Prometheus label names: the semconv attribute names with dots turned into
@@ -22,57 +31,116 @@ const (
 // give mcp.{server,client}.operation.duration.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// metrics is the registry of one Telemetry: the families the request path
-// updates, and the Gauges sources read at scrape time.
+// metrics is the registry of one Telemetry (client_golang's: it formats
+// /metrics, negotiates the format and the compression, and supplies the
+// go_* and process_* collectors), the vectors the request path updates,
+// and the Gauges sources read at scrape time.
 type metrics struct {
-	ops                                         map[Side]*family
-	rejects, restart, rounds, streams, requests *family
-	absent                                      *family // aggregate.go
-	static                                      []*family
+	reg     *prometheus.Registry
+	handler http.Handler
 
-	mu sync.Mutex
-	// sources are the watched Gauges, one per Watch call: several Handlers
-	// may report under one server name (the aggregate's, one per caller;
-	// an old and a new Handler during a reload), and their Gauges add up.
-	sources map[*watch]func() Gauges
-
-	proc procCache
+	ops                                map[Side]*prometheus.HistogramVec
+	rejects, restart, rounds, requests *prometheus.CounterVec
+	absent                             *prometheus.CounterVec // aggregate.go
+	streams                            *prometheus.GaugeVec
+	watched                            *watchedGauges
 }
 
 func (t *Telemetry) initMetrics() {
-	m := &metrics{sources: map[*watch]func() Gauges{}}
+	m := &metrics{reg: prometheus.NewRegistry(), watched: &watchedGauges{sources: map[*watch]func() Gauges{}}}
 	// Both histograms are registered: a gateway serves some servers and is
 	// the client of others through one registry. One that is never used
-	// does not appear in /metrics.
+	// has no series, and client_golang leaves it out of /metrics.
 	labels := []string{LabelMethod, LabelTool, LabelVersion, LabelError, LabelServer}
-	m.ops = map[Side]*family{
-		Server: newFamily("mcp_server_operation_duration_seconds",
-			"MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration).",
-			kindHistogram, labels...),
-		Client: newFamily("mcp_client_operation_duration_seconds",
-			"MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration).",
-			kindHistogram, labels...),
+	m.ops = map[Side]*prometheus.HistogramVec{
+		Server: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
+			Help:    "MCP request duration as observed on the receiver from the time it was received until the result was sent (mcp.server.operation.duration).",
+			Buckets: durationBuckets}, labels),
+		Client: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_client_operation_duration_seconds",
+			Help:    "MCP request duration as observed on the sender from the time it was sent until the response was received (mcp.client.operation.duration).",
+			Buckets: durationBuckets}, labels),
 	}
-	m.rejects = newFamily(metricsPrefix+"rejected_requests_total",
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricsPrefix + name, Help: help}, labels)
+	}
+	m.rejects = counter("rejected_requests_total",
 		"HTTP requests answered with an error status, by status code (400 malformed, 401 unauthenticated, 404 unknown session, 413 body too large, 429/503 over a limit, ...).",
-		kindCounter, LabelServer, LabelReason)
-	m.restart = newFamily(metricsPrefix+"child_restarts_total",
+		LabelServer, LabelReason)
+	m.restart = counter("child_restarts_total",
 		"Shared MCP server processes that exited and were restarted by the supervisor.",
-		kindCounter, LabelServer)
-	m.rounds = newFamily(metricsPrefix+"input_rounds_total",
+		LabelServer)
+	m.rounds = counter("input_rounds_total",
 		"2026-07-28 input rounds: InputRequiredResults the bridge sent on behalf of a child's server-to-client requests.",
-		kindCounter, LabelServer)
-	m.streams = newFamily(metricsPrefix+"open_streams",
-		"SSE response streams open to HTTP clients.",
-		kindGauge, LabelServer)
-	m.requests = newFamily(metricsPrefix+"requests_total",
+		LabelServer)
+	m.requests = counter("requests_total",
 		"HTTP requests to the MCP endpoint by the principal they were admitted as: the name of the static token (from --auth-token-file; unnamed: token: and a prefix of its SHA-256), the OAuth subject, or anonymous (no credentials, or refused). At most "+strconv.Itoa(MaxPrincipals)+" principals per server; later ones count as _other.",
-		kindCounter, LabelServer, LabelPrincipal)
-	m.absent = newFamily(metricsPrefix+"aggregate_absent_total",
+		LabelServer, LabelPrincipal)
+	m.absent = counter("aggregate_absent_total",
 		"Answers of the aggregated endpoint a server was left out of, by server and step (initialize: it missed joinTimeout and joins later; a list method: it did not answer it within joinTimeout, or answered with an error).",
-		kindCounter, LabelServer, LabelReason)
-	m.static = []*family{m.ops[Server], m.ops[Client], m.rejects, m.restart, m.rounds, m.streams, m.requests, m.absent}
+		LabelServer, LabelReason)
+	m.streams = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricsPrefix + "open_streams",
+		Help: "SSE response streams open to HTTP clients."}, []string{LabelServer})
+	m.reg.MustRegister(m.ops[Server], m.ops[Client], m.rejects, m.restart, m.rounds, m.requests, m.absent, m.streams, m.watched,
+		// The go_* collector reads runtime/metrics (no stop-the-world);
+		// the process_* one reads /proc on Linux (and the OS's own calls
+		// on macOS and Windows), and reports nothing where it cannot.
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = scrapeHandler(m.reg, t.log)
 	t.met = m
+}
+
+// scrapeHandler answers a scrape of g through client_golang's handler:
+// the format and the compression are the ones the scraper's Accept and
+// Accept-Encoding ask for. /metrics is read-only: GET and HEAD only.
+func scrapeHandler(g prometheus.Gatherer, log zerolog.Logger) http.Handler {
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		// A collector that fails (a /proc file unreadable) costs its
+		// own families, not the scrape.
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      scrapeLog{log},
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "telemetry: /metrics takes GET or HEAD", http.StatusMethodNotAllowed)
+			return
+		}
+		if ae := r.Header.Get("Accept-Encoding"); ae != strings.ToLower(ae) {
+			// Content codings are case-insensitive (RFC 9110 8.4.1);
+			// client_golang matches "gzip" exactly.
+			r = r.Clone(r.Context())
+			r.Header.Set("Accept-Encoding", strings.ToLower(ae))
+		}
+		if r.Method == http.MethodHead {
+			w = headWriter{w}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// headWriter answers HEAD with the headers a GET would get and no body
+// (net/http's server drops it too, but not every ResponseWriter does).
+type headWriter struct{ http.ResponseWriter }
+
+func (headWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// scrapeLog passes client_golang's scrape errors to the bridge's log.
+type scrapeLog struct{ log zerolog.Logger }
+
+func (l scrapeLog) Println(v ...any) {
+	l.log.Warn().Msg("metrics: " + strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+}
+
+// labelValue is v as client_golang accepts it: it refuses (WithLabelValues
+// panics on) a value that is not UTF-8, so each invalid byte becomes
+// U+FFFD. For the operator's names (servers); the clients' values pass the
+// caps, which admit valid UTF-8 only.
+func labelValue(v string) string {
+	if utf8.ValidString(v) {
+		return v
+	}
+	return string([]rune(v))
 }
 
 // Gauges are the state a served MCP server reports when /metrics is read
@@ -84,216 +152,56 @@ type Gauges struct {
 	Inflight       int   // requests the children have not answered
 }
 
-// watched reads every watched Scope's Gauges into fresh families.
-func (m *metrics) watched() []*family {
-	m.mu.Lock()
+var (
+	descChildren = prometheus.NewDesc(metricsPrefix+"children", "MCP server processes running.", []string{LabelServer}, nil)
+	descSessions = prometheus.NewDesc(metricsPrefix+"legacy_sessions", "2025 (Mcp-Session-Id) HTTP sessions open.", []string{LabelServer}, nil)
+	descBuffered = prometheus.NewDesc(metricsPrefix+"buffered_bytes", "Bytes of child messages held for HTTP clients, counted against --max-buffered.", []string{LabelServer}, nil)
+	descInflight = prometheus.NewDesc(metricsPrefix+"inflight_requests", "Requests sent to MCP server processes and not answered yet.", []string{LabelServer}, nil)
+)
+
+// watchedGauges is the collector of the watched Gauges. sources has one
+// entry per Watch call: several Handlers may report under one server name
+// (the aggregate's, one per caller; an old and a new Handler during a
+// reload), and their Gauges add up.
+type watchedGauges struct {
+	mu      sync.Mutex
+	sources map[*watch]func() Gauges
+}
+
+func (g *watchedGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descChildren
+	ch <- descSessions
+	ch <- descBuffered
+	ch <- descInflight
+}
+
+func (g *watchedGauges) Collect(ch chan<- prometheus.Metric) {
+	g.mu.Lock()
 	type read struct {
 		name string
 		f    func() Gauges
 	}
-	reads := make([]read, 0, len(m.sources))
-	for w, f := range m.sources {
+	reads := make([]read, 0, len(g.sources))
+	for w, f := range g.sources {
 		reads = append(reads, read{w.s.name, f})
 	}
-	m.mu.Unlock()
-	children := newFamily(metricsPrefix+"children", "MCP server processes running.", kindGauge, LabelServer)
-	sessions := newFamily(metricsPrefix+"legacy_sessions", "2025 (Mcp-Session-Id) HTTP sessions open.", kindGauge, LabelServer)
-	buffered := newFamily(metricsPrefix+"buffered_bytes", "Bytes of child messages held for HTTP clients, counted against --max-buffered.", kindGauge, LabelServer)
-	inflight := newFamily(metricsPrefix+"inflight_requests", "Requests sent to MCP server processes and not answered yet.", kindGauge, LabelServer)
+	g.mu.Unlock()
 	// The sources take their own locks: call them outside ours.
 	sums := map[string]Gauges{}
-	var names []string
 	for _, r := range reads {
 		v := r.f()
-		sum, ok := sums[r.name]
-		if !ok {
-			names = append(names, r.name)
-		}
+		sum := sums[r.name]
 		sum.Children += v.Children
 		sum.LegacySessions += v.LegacySessions
 		sum.BufferedBytes += v.BufferedBytes
 		sum.Inflight += v.Inflight
 		sums[r.name] = sum
 	}
-	for _, name := range names {
-		v := sums[name]
-		children.with(name).g.set(float64(v.Children))
-		sessions.with(name).g.set(float64(v.LegacySessions))
-		buffered.with(name).g.set(float64(v.BufferedBytes))
-		inflight.with(name).g.set(float64(v.Inflight))
+	for name, v := range sums {
+		name = labelValue(name)
+		ch <- prometheus.MustNewConstMetric(descChildren, prometheus.GaugeValue, float64(v.Children), name)
+		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(v.LegacySessions), name)
+		ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(v.BufferedBytes), name)
+		ch <- prometheus.MustNewConstMetric(descInflight, prometheus.GaugeValue, float64(v.Inflight), name)
 	}
-	return []*family{children, sessions, buffered, inflight}
-}
-
-// A Scope is the Telemetry of one MCP server: its metrics carry the server's
-// name, and the label children it uses are resolved once.
-type Scope struct {
-	t    *Telemetry
-	side Side
-	name string
-
-	restart, rounds *counter
-	streams         *gauge
-
-	// The children the server's requests use, resolved once each.
-	ops      readMap[opKey, *histogram]
-	rejects  readMap[int, *counter]
-	requests readMap[string, *counter]
-
-	methods, tools, versions, errors, principals capSet
-}
-
-type opKey struct{ method, tool, version, err string }
-
-// Label caps: values come from clients (methods, tool names, versions,
-// OAuth subjects) and from children (error codes), so each label keeps at
-// most this many distinct values; later ones are reported as Other.
-const (
-	MaxMethods    = 64
-	MaxTools      = 256
-	MaxVersions   = 16
-	MaxErrors     = 64
-	MaxPrincipals = 256
-	maxLabelLen   = 128
-	maxSeries     = 8192 // operation series per server, whatever the caps allow
-
-	// Other stands for every value past a label's cap.
-	Other = "_other"
-
-	// anonymous is the principal of a request without credentials.
-	anonymous = "anonymous"
-)
-
-func newScope(t *Telemetry, side Side, name string) *Scope {
-	s := &Scope{t: t, side: side, name: name}
-	s.methods.init(MaxMethods, knownMethods...)
-	s.tools.init(MaxTools)
-	s.versions.init(MaxVersions)
-	s.errors.init(MaxErrors, ErrorToolError)
-	s.principals.init(MaxPrincipals, anonymous)
-	if m := t.met; m != nil {
-		s.restart = &m.restart.with(name).c
-		s.rounds = &m.rounds.with(name).c
-		s.streams = &m.streams.with(name).g
-	}
-	return s
-}
-
-// metrics reports whether s records metrics.
-func (s *Scope) metrics() bool { return s != nil && s.t.met != nil }
-
-// Tracing reports whether s records spans.
-func (s *Scope) Tracing() bool { return s != nil && s.t.tracer != nil }
-
-// A watch is one Watch call's registration.
-type watch struct{ s *Scope }
-
-// Watch makes /metrics report f's Gauges under s's server name until the
-// returned function is called; the Gauges of several Watch calls under
-// one name are added up.
-func (s *Scope) Watch(f func() Gauges) (stop func()) {
-	if !s.metrics() {
-		return func() {}
-	}
-	m := s.t.met
-	w := &watch{s}
-	m.mu.Lock()
-	m.sources[w] = f
-	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		delete(m.sources, w)
-		m.mu.Unlock()
-	}
-}
-
-// Restarted counts a restart of the server's process.
-func (s *Scope) Restarted() {
-	if s.metrics() {
-		s.restart.inc()
-	}
-}
-
-// InputRound counts an InputRequiredResult sent to a client.
-func (s *Scope) InputRound() {
-	if s.metrics() {
-		s.rounds.inc()
-	}
-}
-
-// StreamOpened and StreamClosed track SSE responses open to clients.
-func (s *Scope) StreamOpened() {
-	if s.metrics() {
-		s.streams.add(1)
-	}
-}
-
-func (s *Scope) StreamClosed() {
-	if s.metrics() {
-		s.streams.add(-1)
-	}
-}
-
-// Rejected counts an HTTP request answered with status (>= 400).
-func (s *Scope) Rejected(status int) {
-	if !s.metrics() {
-		return
-	}
-	if status < 100 || status > 999 {
-		status = 0 // bounded: three digits or "0"
-	}
-	c, ok := s.rejects.load(status)
-	if !ok {
-		c = s.rejects.loadOrStore(status, func() *counter { return &s.t.met.rejects.with(s.name, strconv.Itoa(status)).c })
-	}
-	c.inc()
-}
-
-// Request counts an HTTP request to the server's MCP endpoint under the
-// principal it was admitted as ("" for none: anonymous). The names of
-// static tokens are the operator's and few; OAuth subjects are the
-// clients', so the label is capped (MaxPrincipals, then Other).
-func (s *Scope) Request(principal string) {
-	if !s.metrics() {
-		return
-	}
-	if principal == "" {
-		principal = anonymous
-	}
-	if c, ok := s.requests.peek(principal); ok { // as in observe
-		c.inc()
-		return
-	}
-	p := s.principals.get(principal)
-	c, ok := s.requests.load(p)
-	if !ok {
-		c = s.requests.loadOrStore(p, func() *counter { return &s.t.met.requests.with(s.name, p).c })
-	}
-	c.inc()
-}
-
-// observe records one operation in the duration histogram.
-func (s *Scope) observe(method, tool, version, errType string, seconds float64) {
-	// The usual call names a series that exists: its raw labels are the
-	// key, each of them having been admitted by its cap (a value the caps
-	// turn into Other is never a key of its own, and one that is Other's
-	// name would be turned into it) — one lookup instead of five.
-	if h, ok := s.ops.peek(opKey{method, tool, version, errType}); ok {
-		h.observe(seconds)
-		return
-	}
-	k := opKey{s.methods.get(method), s.tools.get(tool), s.versions.get(version), s.errors.get(errType)}
-	h, ok := s.ops.load(k)
-	if !ok {
-		if s.ops.len() >= maxSeries {
-			// Past the series cap every new label set is one. (Requests
-			// making series at once may each pass the check: the cap is
-			// exceeded by at most their number.)
-			k = opKey{Other, Other, Other, Other}
-		}
-		h = s.ops.loadOrStore(k, func() *histogram {
-			return s.t.met.ops[s.side].with(k.method, k.tool, k.version, k.err, s.name).h
-		})
-	}
-	h.observe(seconds)
 }

@@ -22,8 +22,8 @@ const (
 type Options struct {
 	Side Side
 
-	// Metrics keeps counters and histograms (Handler serves them in the
-	// Prometheus text format).
+	// Metrics keeps counters and histograms (Handler serves them to
+	// Prometheus).
 	Metrics bool
 
 	// Tracing exports spans over OTLP/HTTP as the OTEL_* environment says
@@ -81,13 +81,14 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	return t, nil
 }
 
-// Handler serves the Prometheus text format at any path it is mounted on;
+// Handler serves the metrics in the Prometheus exposition format the
+// scraper negotiates (text by default) at any path it is mounted on;
 // it answers 404 when metrics are off.
 func (t *Telemetry) Handler() http.Handler {
 	if t == nil || t.met == nil {
 		return http.NotFoundHandler()
 	}
-	return t.met
+	return t.met.handler
 }
 
 // Shutdown flushes the spans still queued (within ctx) and stops the
