@@ -97,7 +97,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			return
 		case resp.Result.Present():
 			modern, dp.resp = true, resp
-		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion:
+		case resp.Error.Present() && resp.ErrorCode == wire.CodeUnsupportedVersion && !legacyOnlyVersions(resp):
 			modern = true // a modern server that wants another modern version
 		default:
 			dErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
@@ -330,4 +330,24 @@ func orEmptyObject(b json.RawMessage) []byte {
 		return []byte("{}")
 	}
 	return b
+}
+
+// legacyOnlyVersions reports whether an UnsupportedProtocolVersion answer
+// lists only 2025 versions as "supported" (versioning: the server "MUST
+// respond with an UnsupportedProtocolVersionError listing the versions it
+// does support"): a Go SDK server restricted to 2025 versions answers
+// server/discover so — the modern error shape, but proof that it has no
+// modern era. connect reads the same error the same way (fromSupported).
+func legacyOnlyVersions(resp *wire.Message) bool {
+	d, ok := wire.Field(resp.Raw, resp.Error, "data")
+	if !ok {
+		return false
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(resp.Bytes(d), &data) != nil || len(data.Supported) == 0 {
+		return false
+	}
+	return translate.PickModern(data.Supported) == ""
 }
