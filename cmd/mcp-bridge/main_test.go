@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos", "hostilechild": "./testdata/hostilechild", "probe": "../../bridge/exec/testdata/probe", "taskchild": "../../bridge/internal/taskchild/cmd/taskchild"} {
+	for name, pkg := range map[string]string{"mcp-bridge": ".", "memos": "../../examples/memos", "hostilechild": "./testdata/hostilechild", "probe": "../../bridge/exec/testdata/probe", "taskchild": "../../bridge/internal/taskchild/cmd/taskserver"} {
 		out := filepath.Join(dir, name)
 		if runtime.GOOS == "windows" {
 			out += ".exe"

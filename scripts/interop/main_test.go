@@ -189,7 +189,7 @@ func buildBinaries() error {
 		{env.memos, "./examples/memos", false, ""},
 		{env.everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server", false, ""},
 		{env.gosdk, "./scripts/interop/testdata/gosdkserver", false, "interop"},
-		{env.taskchild, "./bridge/internal/taskchild/cmd/taskchild", false, ""},
+		{env.taskchild, "./bridge/internal/taskchild/cmd/taskserver", false, ""},
 		{env.browser, "./scripts/interop/testdata/browser", false, "interop"},
 		{env.oidcBrowser, "./scripts/interop/testdata/oidcbrowser", false, "interop"},
 	}

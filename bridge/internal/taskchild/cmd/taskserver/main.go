@@ -1,4 +1,4 @@
-// Command taskchild runs bridge/internal/taskchild on stdio: the
+// Command taskserver runs bridge/internal/taskchild on stdio: the
 // tasks-capable child of the deploy tests (scripts/interop), which build
 // it by path.
 package main
