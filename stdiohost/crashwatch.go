@@ -9,7 +9,10 @@ import (
 )
 
 // quickExit is how soon after its start a child's exit counts as a failure
-// to start (wrong arguments, a missing module) rather than a crash.
+// to start (wrong arguments, a missing module) rather than a crash. A child
+// that never wrote a message on stdout failed to start however long it took:
+// on a loaded machine, or behind npx or uvx, printing a usage text and
+// exiting can take longer than this.
 const quickExit = time.Second
 
 // quickExits is how many quick exits in a row make a crash loop.
@@ -44,13 +47,14 @@ func (w *CrashWatch) Quiet() bool {
 	return w.reported
 }
 
-// exited records one child's exit; stopped says the bridge stopped it.
-func (w *CrashWatch) exited(uptime time.Duration, stopped bool, err error, tail string) {
+// exited records one child's exit; stopped says the bridge stopped it,
+// answered that it wrote at least one message on stdout.
+func (w *CrashWatch) exited(uptime time.Duration, stopped, answered bool, err error, tail string) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
-	if stopped || uptime >= quickExit {
+	if stopped || (answered && uptime >= quickExit) {
 		w.quick, w.reported = 0, false
 		w.mu.Unlock()
 		return

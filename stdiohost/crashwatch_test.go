@@ -64,23 +64,44 @@ func TestCrashWatchResets(t *testing.T) {
 	var out lockedBuffer
 	w := &CrashWatch{Logger: zerolog.New(&out)}
 	for range 3 {
-		w.exited(10*time.Millisecond, false, nil, "bad")
+		w.exited(10*time.Millisecond, false, false, nil, "bad")
 	}
 	if !w.Quiet() {
 		t.Fatal("three quick exits: not reported")
 	}
-	w.exited(5*time.Second, false, nil, "")
+	w.exited(5*time.Second, false, true, nil, "")
 	if w.Quiet() {
 		t.Fatal("a child that stayed up did not end the loop")
 	}
 	for range 3 {
-		w.exited(10*time.Millisecond, true, nil, "") // stopped by the bridge: no failure
+		w.exited(10*time.Millisecond, true, false, nil, "") // stopped by the bridge: no failure
 	}
 	if w.Quiet() {
 		t.Fatal("children the bridge stopped counted as a crash loop")
 	}
 	if n := strings.Count(out.String(), `"level":"error"`); n != 1 {
 		t.Fatalf("%d reports, want 1", n)
+	}
+}
+
+// A child that never answered failed to start however long it took to
+// exit: a usage text printed after a slow start (npx, uvx, a loaded
+// machine) is a crash loop all the same, and does not end one.
+func TestSlowExitWithoutAnswerIsQuick(t *testing.T) {
+	var out lockedBuffer
+	w := &CrashWatch{Logger: zerolog.New(&out)}
+	w.exited(10*time.Millisecond, false, false, nil, "usage")
+	w.exited(3*time.Second, false, false, nil, "usage") // slow, silent: no end of the loop
+	w.exited(2*time.Second, false, false, nil, "usage")
+	if !w.Quiet() {
+		t.Fatalf("three exits without an answer, two after more than %v: not reported:\n%s", quickExit, out.String())
+	}
+	w.exited(4*time.Second, false, false, nil, "usage")
+	if !w.Quiet() {
+		t.Fatal("a slow exit without an answer ended the loop")
+	}
+	if n := strings.Count(out.String(), `"level":"error"`); n != 1 {
+		t.Fatalf("%d reports, want 1:\n%s", n, out.String())
 	}
 }
 

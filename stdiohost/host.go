@@ -89,6 +89,7 @@ type Host struct {
 
 	throwaway atomic.Bool // Options.Throwaway until Keep
 	stopping  atomic.Bool // Close began: an exit from now on is ours
+	answered  atomic.Bool // it wrote a message on stdout
 	stderr0   tail        // the end of its stderr, for a crash-loop report
 
 	// cancel ends a StartFunc Host's run (inproc.go); nil for a process.
@@ -174,8 +175,8 @@ func Start(cmd *exec.Cmd, opts Options) (*Host, error) {
 	readers.Go(h.readStdout)
 	readers.Go(h.readStderr)
 	go func() {
-		h.wait(&readers)
-		h.opts.Watch.exited(time.Since(h.started), h.stopping.Load(), h.err, h.stderr0.String())
+		uptime, stopped := h.wait(&readers)
+		h.opts.Watch.exited(uptime, stopped, h.answered.Load(), h.err, h.stderr0.String())
 		close(h.done)
 	}()
 	h.log.Debug().Strs("argv", cmd.Args).Msg("child started")
@@ -264,6 +265,7 @@ func (h *Host) readStdout() {
 	for {
 		msg, err := r.Read()
 		if err == nil {
+			h.answered.Store(true)
 			if h.opts.OnMessage != nil {
 				h.opts.OnMessage(msg)
 			}
@@ -315,8 +317,14 @@ func (h *Host) readStderr() {
 	}
 }
 
-func (h *Host) wait(readers *sync.WaitGroup) {
+// wait reaps the child and ends its readers. It returns the child's uptime
+// and whether Close had begun, both taken
+// when the process was reaped: draining its pipes afterwards can take a
+// while on a loaded machine, and a Close that comes meanwhile (an era probe
+// closing the sibling it saw die) did not stop it.
+func (h *Host) wait(readers *sync.WaitGroup) (time.Duration, bool) {
 	err := h.cmd.Wait()
+	uptime, stopped := time.Since(h.started), h.stopping.Load()
 	forgetChild(h.cmd.Process.Pid)
 	h.err = err
 	if h.opts.OnExit != nil {
@@ -338,6 +346,7 @@ func (h *Host) wait(readers *sync.WaitGroup) {
 	readers.Wait()
 	h.tree.kill()
 	h.tree.release()
+	return uptime, stopped
 }
 
 // Close shuts the child down and waits for the Host's goroutines. It closes

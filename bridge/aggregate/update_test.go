@@ -98,7 +98,10 @@ func TestFailedStartRetried(t *testing.T) {
 		}
 		return dial(ctx)
 	}
-	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha"), fs}, JoinTimeout: 500 * time.Millisecond})
+	h := newHarness(t, Config{Servers: []Server{alpha.server("alpha"), fs}, JoinTimeout: 10 * time.Second})
+	// flaky's failed dial counts as joined at once, so the join waits only for
+	// alpha: a wide JoinTimeout keeps a slow alpha (a loaded machine) from
+	// joining late, and flaky still comes only with the retry (1 s).
 	changed := make(chan struct{}, 8)
 	cs := h.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)

@@ -213,7 +213,10 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 // not idle.
 func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 	stdin := t.TempDir() + "/stdin"
-	b := startBridge(t, Config{SessionIdleTimeout: 500 * time.Millisecond}, teeCommand(stdin, bins["memos"], "-step-delay", "50ms")...)
+	// 2 s, not 500 ms: the GET stream below must open before the session
+	// goes idle, which a loaded machine can miss in 500 ms.
+	const idle = 2 * time.Second
+	b := startBridge(t, Config{SessionIdleTimeout: idle}, teeCommand(stdin, bins["memos"], "-step-delay", "50ms")...)
 	resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
@@ -240,7 +243,7 @@ func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 	}
 	br := bufio.NewReader(call.Body)
 	// Progress events for 3 idle timeouts while the GET stream is open.
-	deadline := time.Now().Add(1500 * time.Millisecond)
+	deadline := time.Now().Add(3 * idle)
 	for time.Now().Before(deadline) {
 		if _, err := br.ReadString('\n'); err != nil {
 			t.Fatalf("call ended while the client was attached: %v", err)
@@ -251,7 +254,7 @@ func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 	endGet() // ...and from its GET stream
 	left := time.Now()
 	waitFor(t, "the abandoned session to be reaped", func() bool { return b.sessions.count() == 0 })
-	t.Logf("session with a pending call reaped %v after its client left (idle timeout 500ms)", time.Since(left).Round(time.Millisecond))
+	t.Logf("session with a pending call reaped %v after its client left (idle timeout %v)", time.Since(left).Round(time.Millisecond), idle)
 	if r, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":3,"method":"ping"}`, hdr); r.StatusCode != http.StatusNotFound {
 		t.Errorf("request on a reaped session: %d %s, want 404", r.StatusCode, body)
 	}

@@ -35,7 +35,9 @@ func TestFailedInitializeReleasesReplayLog(t *testing.T) {
 // stream for --child-idle-timeout is ended, its child stopped: its next
 // request gets 404. A session whose GET stream is open is kept.
 func TestChildIdleTimeoutEndsSession(t *testing.T) {
-	b := startBridge(t, Config{ChildIdleTimeout: 300 * time.Millisecond}, bins["memos"])
+	// 2 s, not 300 ms: busy's GET stream must open before busy itself goes
+	// idle, which a loaded machine can miss in 300 ms.
+	b := startBridge(t, Config{ChildIdleTimeout: 2 * time.Second}, bins["memos"])
 	idle := legacyInit(t, b.URL, "", "2025-11-25")
 	busy := legacyInit(t, b.URL, "", "2025-11-25")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -53,11 +55,11 @@ func TestChildIdleTimeoutEndsSession(t *testing.T) {
 	began := time.Now()
 	for !strings.Contains(b.log.String(), "child idle timeout") {
 		if time.Since(began) > 10*time.Second {
-			t.Fatalf("idle session still there after %v (child idle timeout 300ms)", time.Since(began))
+			t.Fatalf("idle session still there after %v (child idle timeout 2s)", time.Since(began))
 		}
 		time.Sleep(20 * time.Millisecond) // polling the log: a ping would restart the idle clock
 	}
-	t.Logf("idle session ended %v after it went quiet (child idle timeout 300ms)", time.Since(began).Round(time.Millisecond))
+	t.Logf("idle session ended %v after it went quiet (child idle timeout 2s)", time.Since(began).Round(time.Millisecond))
 	if got := ping(idle); got != http.StatusNotFound {
 		t.Errorf("ended session: ping %d, want 404", got)
 	}

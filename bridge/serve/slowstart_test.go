@@ -233,8 +233,10 @@ func TestChildAnsweringErrorsIsPassedOn(t *testing.T) {
 		if !strings.Contains(string(body), "API key not configured") {
 			t.Errorf("%s: %d %s; want the child's own error", tc.name, code, body)
 		}
-		if took > 5*time.Second {
-			t.Errorf("%s: answered after %v, want at once (well within 5s)", tc.name, took)
+		// At once is the requirement (the figure is logged); a request held
+		// for a verdict would wait the whole start timeout (60 s).
+		if took > 15*time.Second {
+			t.Errorf("%s: answered after %v, want at once (well within 15s)", tc.name, took)
 		}
 	}
 	if !strings.Contains(logs.String(), "both answered with errors") {

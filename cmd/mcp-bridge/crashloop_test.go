@@ -69,8 +69,11 @@ func TestServeCrashLoop(t *testing.T) {
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"id":7`) || !strings.Contains(string(b), `"error"`) {
 		t.Fatalf("request during a crash loop: %d %q %s, want 503 + Retry-After and a JSON-RPC error for id 7", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
-	if took > 5*time.Second {
-		t.Fatalf("request answered after %v, want at once (not after the 10 s probe timeout)", took)
+	// At once is the requirement (the figure is logged below); a request
+	// held for a child would wait the start timeout (60 s) or the client's
+	// 30 s, so 15 s tells them apart on a loaded machine too.
+	if took > 15*time.Second {
+		t.Fatalf("request answered after %v, want at once (not after the 60 s start timeout)", took)
 	}
 
 	// The restarts back off: from 250 ms doubling-ish (randomized), at most
@@ -137,7 +140,9 @@ func TestServeCrashLoopWaitingRequest(t *testing.T) {
 		t.Fatalf("a request waiting through the crash loop: %d %s, want 503 and an error for id 7", resp.StatusCode, b)
 	}
 	t.Logf("a request sent after the first failed start was answered after %v", took.Round(time.Millisecond))
-	if took > 7*time.Second {
-		t.Fatalf("answered after %v: it waited out the 10 s probe timeout", took)
+	// Three failed starts with backoff take ~2 s; a request held for a
+	// child would wait the start timeout (60 s) or the client's 30 s.
+	if took > 20*time.Second {
+		t.Fatalf("answered after %v: it waited for a child that does not come", took)
 	}
 }
