@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
@@ -61,26 +62,17 @@ type Handler struct {
 	killed     chan struct{} // closed by Close: in-flight work is abandoned
 	killOnce   sync.Once
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	spawnMu    sync.Mutex
-	spawnDone  bool            // Close waits on wg: spawn adds nothing more
-	detached   detachedStreams // streams served off net/http (detach.go)
-	sse        sseConns        // the HTTP+SSE transport's streams (sse.go)
-}
-
-// spawn runs f on a goroutine counted in h.wg, unless Close has begun to
-// wait for them; it reports whether f runs. A request that passed the
-// shutdown check just before Close must not add to a WaitGroup being
-// waited on (the runtime panics on that: "WaitGroup is reused before
-// previous Wait has returned").
-func (h *Handler) spawn(f func()) bool {
-	h.spawnMu.Lock()
-	defer h.spawnMu.Unlock()
-	if h.spawnDone {
-		return false
-	}
-	h.wg.Go(f)
-	return true
+	// life owns the children's supervisors, the reaper, the keepalive
+	// clock and what requests start that outlives them (a session's
+	// child watcher, its Host.Close). Close closes it only after ending
+	// the sessions (which start Host.Closes on it); from then on Go
+	// refuses and the caller does the work itself: a request that passed
+	// the shutdown check just before Close must not add to a wait in
+	// progress (a WaitGroup panics on that: "WaitGroup is reused before
+	// previous Wait has returned").
+	life     lifecycle.Group
+	detached detachedStreams // streams served off net/http (detach.go)
+	sse      sseConns        // the HTTP+SSE transport's streams (sse.go)
 }
 
 // New returns a Handler. It starts nothing.
@@ -131,13 +123,13 @@ func (h *Handler) Start() {
 	h.cancel = cancel
 	h.stopWatch = h.tel.Watch(h.gauges)
 	h.principals.start(ctx)
-	h.wg.Go(func() { h.shared.run(ctx) })
-	h.wg.Go(func() { h.sessions.reap(ctx) })
+	h.life.Go(func() { h.shared.run(ctx) })
+	h.life.Go(func() { h.sessions.reap(ctx) })
 	if h.warm != nil {
-		h.wg.Go(func() { h.warm.run(ctx) })
+		h.life.Go(func() { h.warm.run(ctx) })
 	}
 	if h.ka != nil {
-		h.wg.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
+		h.life.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
 	}
 }
 
@@ -169,10 +161,7 @@ func (h *Handler) Close() error {
 	}
 	h.sessions.closeAll()
 	h.principals.stop()
-	h.spawnMu.Lock()
-	h.spawnDone = true
-	h.spawnMu.Unlock()
-	h.wg.Wait()
+	h.life.Wait()
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a
 	// stream whose connection the http.Server closes.
