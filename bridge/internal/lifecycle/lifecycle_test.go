@@ -13,29 +13,29 @@ import (
 // fails this under -race (Add concurrent with Wait) or with the runtime's
 // "WaitGroup is reused" panic.
 func TestGoRacingClose(t *testing.T) {
-	for range 50 {
+	for range 10 {
 		var g Group
 		var started, finished atomic.Int64
+		busy := make(chan struct{})
+		var busyOnce sync.Once
 		var callers sync.WaitGroup
-		release := make(chan struct{})
-		for range 32 {
+		for range 16 {
 			callers.Go(func() {
-				<-release
-				for range 20 {
-					if g.Go(func() {
-						started.Add(1)
-						finished.Add(1)
-					}) {
-						continue
+				// Start goroutines until Go refuses: Close lands while
+				// every caller is in the middle of calling Go.
+				for g.Go(func() {
+					if started.Add(1) == 200 {
+						busyOnce.Do(func() { close(busy) })
 					}
-					if g.State() == Running {
-						t.Error("Go refused while running")
-					}
-					return
+					finished.Add(1)
+				}) {
+				}
+				if g.State() == Running {
+					t.Error("Go refused while running")
 				}
 			})
 		}
-		close(release)
+		<-busy
 		g.Wait()
 		if got, want := finished.Load(), started.Load(); got != want {
 			t.Fatalf("Wait returned with %d of %d goroutines finished", got, want)
