@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
@@ -53,15 +52,12 @@ type Handler struct {
 	sessions   *sessionTable
 	warm       *warmPool // --warm-children; nil: none
 
-	closing    chan struct{} // closed by BeginShutdown: long-lived streams end
-	closeOnce  sync.Once
-	draining   chan struct{} // closed by BeginDrain: /readyz answers 503 (drain.go)
-	drainOnce  sync.Once
-	refusing   chan struct{} // closed by Refuse and BeginShutdown: new work gets 503
-	refuseOnce sync.Once
-	killed     chan struct{} // closed by Close: in-flight work is abandoned
-	killOnce   sync.Once
-	cancel     context.CancelFunc
+	// The shutdown stages, in order (drain.go, Close).
+	draining lifecycle.Signal // BeginDrain: /readyz answers 503
+	refusing lifecycle.Signal // Refuse and BeginShutdown: new work gets 503
+	closing  lifecycle.Signal // BeginShutdown: long-lived streams end
+	killed   lifecycle.Signal // Close: in-flight work is abandoned
+	cancel   context.CancelFunc
 	// life owns the children's supervisors, the reaper, the keepalive
 	// clock and what requests start that outlives them (a session's
 	// child watcher, its Host.Close). Close closes it only after ending
@@ -84,14 +80,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		guard:    newGuard(&cfg),
-		warn:     &ratelog.Kinds{},
-		closing:  make(chan struct{}),
-		draining: make(chan struct{}),
-		refusing: make(chan struct{}),
-		killed:   make(chan struct{}),
+		cfg:   cfg,
+		log:   cfg.Logger,
+		guard: newGuard(&cfg),
+		warn:  &ratelog.Kinds{},
 	}
 	if cfg.ReplicaID != "" && !ValidReplicaID(cfg.ReplicaID) {
 		return nil, ErrReplicaID
@@ -138,7 +130,7 @@ func (h *Handler) Start() {
 // go on until they finish or Close is called.
 func (h *Handler) BeginShutdown() {
 	h.Refuse()
-	h.closeOnce.Do(func() { close(h.closing) })
+	h.closing.Fire()
 }
 
 // InFlight returns the number of requests the children have not answered.
@@ -155,7 +147,7 @@ func (h *Handler) InFlight() int {
 // Handler's goroutines.
 func (h *Handler) Close() error {
 	h.BeginShutdown()
-	h.killOnce.Do(func() { close(h.killed) })
+	h.killed.Fire()
 	if h.cancel != nil {
 		h.cancel()
 	}
@@ -235,7 +227,7 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveReady(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if h.isDraining() {
+	if h.draining.Fired() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, "draining\n")
 		return

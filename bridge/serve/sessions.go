@@ -678,7 +678,7 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	// client's attachment to the session (sessionFor): the stream holds
 	// one of its own until it ends, or the session would look idle.
 	s.attach()
-	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing, func(pumpResult) {
+	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing.Done(), func(pumpResult) {
 		s.endGet(st, sk)
 		s.detach()
 	})
