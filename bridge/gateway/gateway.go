@@ -84,9 +84,8 @@ type Gateway struct {
 	authRequired bool                               // some inbound credential was configured at New
 	named        atomic.Pointer[[]serve.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
 
-	draining chan struct{}
-	drainOne sync.Once
-	refusing atomic.Bool // Refuse or BeginShutdown: no new caller's aggregate
+	draining lifecycle.Signal // BeginDrain
+	refusing atomic.Bool      // Refuse or BeginShutdown: no new caller's aggregate
 	// life owns the retiring handlers, the in-memory server and the
 	// dialed bridges; Close closes it under mu, so whoever checks
 	// closed() under mu may start goroutines on it.
@@ -97,11 +96,10 @@ type Gateway struct {
 // nothing.
 func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 	g := &Gateway{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		file:     file,
-		routes:   map[string]*route{},
-		draining: make(chan struct{}),
+		cfg:    cfg,
+		log:    cfg.Logger,
+		file:   file,
+		routes: map[string]*route{},
 	}
 	g.mem = newMemNet()
 	g.authRequired = authConfigured(&cfg)
@@ -207,7 +205,7 @@ func (g *Gateway) handlers() []*serve.Handler {
 // BeginDrain makes /readyz (the gateway's and every server's) answer 503;
 // everything is still served.
 func (g *Gateway) BeginDrain() {
-	g.drainOne.Do(func() { close(g.draining) })
+	g.draining.Fire()
 	for _, h := range g.handlers() {
 		h.BeginDrain()
 	}
@@ -325,14 +323,7 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-func (g *Gateway) isDraining() bool {
-	select {
-	case <-g.draining:
-		return true
-	default:
-		return false
-	}
-}
+func (g *Gateway) isDraining() bool { return g.draining.Fired() }
 
 // retire shuts an old Handler down in the background: no new work, its
 // in-flight requests get RetireTimeout to finish, then Close; after, if
