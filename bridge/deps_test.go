@@ -50,6 +50,9 @@ func TestImportRules(t *testing.T) {
 		// stdiohost and answers with wire/translate, and owns no HTTP.
 		module + "/bridge/exec": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		module + "/examples":    {module + "/cmd"},
+		// The goroutine owner of every long-lived object (Handler,
+		// Bridge, Gateway, the aggregate's sessions): a leaf.
+		module + "/bridge/internal/lifecycle": {module + "/"},
 	}
 	allowedInternal := map[string][]string{
 		module + "/stdiohost": {module + "/lineio"},

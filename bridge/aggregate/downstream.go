@@ -128,6 +128,8 @@ func (s *session) dial(i int) (*downstream, error) {
 	if closing {
 		d.closeInput() // shutdown has passed the point where it closes inputs
 	}
+	// dial runs on a joiner, and shutdown joins the joiners before it
+	// closes readers and writers: both accept.
 	s.readers.Go(d.read)
 	s.writers.Go(d.writeLoop)
 	return d, nil

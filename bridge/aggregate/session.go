@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
@@ -27,11 +28,15 @@ type session struct {
 	cancel context.CancelFunc
 	up     *lineio.Writer // to the client
 
-	sem      chan struct{} // one token per request being handled
-	handlers sync.WaitGroup
-	readers  sync.WaitGroup // one per downstream
-	writers  sync.WaitGroup // one per downstream
-	joiners  sync.WaitGroup // one per server, from its start to its join
+	// The session's goroutines, one lifecycle.Group per shutdown phase
+	// (shutdown joins them in this order); each refuses new goroutines
+	// once its phase has begun, so a late start (update, from another
+	// goroutine) never adds to a group being waited on.
+	sem      chan struct{}   // one token per request being handled
+	handlers lifecycle.Group // one per client request
+	readers  lifecycle.Group // one per downstream
+	writers  lifecycle.Group // one per downstream
+	joiners  lifecycle.Group // one per server, from its start to its join
 
 	initStarted atomic.Bool
 	initDone    func() // ends the initialize request's stay in flight
@@ -181,8 +186,11 @@ func (s *session) fromClient(line []byte) {
 	}
 }
 
+// A method handles one client request and returns its answer.
+type method func(s *session, ctx context.Context, m *wire.Message) []byte
+
 // handlers for the client's requests, by method.
-var methods = map[string]func(s *session, ctx context.Context, m *wire.Message) []byte{
+var methods = map[string]method{
 	"initialize":               (*session).initialize,
 	"tools/list":               listHandler(kindTools),
 	"prompts/list":             listHandler(kindPrompts),
@@ -251,30 +259,36 @@ func (s *session) clientRequest(raw []byte) {
 		// spent by a request that is over.
 		s.initDone = done
 	}
-	s.handlers.Go(func() {
-		defer done()
-		if m.Method != "initialize" {
-			select {
-			case <-s.ready:
-			case <-ctx.Done():
-				return
-			}
+	if !s.handlers.Go(func() { s.handle(ctx, id, &m, h, done) }) {
+		done() // shutdown has begun joining the handlers
+	}
+}
+
+// handle runs the handler of one client request (on its own goroutine)
+// and answers the client unless the request was cancelled.
+func (s *session) handle(ctx context.Context, id []byte, m *wire.Message, h method, done func()) {
+	defer done()
+	if m.Method != "initialize" {
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return
 		}
-		hctx := ctx
-		if m.Method == "initialize" {
-			// "The initialize request MUST NOT be cancelled by clients"
-			// (2025-11-25 cancellation): one that is anyway must not
-			// leave the session half started.
-			hctx = s.ctx
-		}
-		resp := s.bounded(id, h(s, hctx, &m))
-		// A request the client cancelled gets no answer: "Receivers of a
-		// cancellation notification SHOULD ... Not send a response for
-		// the cancelled request" (2025-11-25 cancellation).
-		if resp != nil && ctx.Err() == nil {
-			s.writeUp(resp)
-		}
-	})
+	}
+	hctx := ctx
+	if m.Method == "initialize" {
+		// "The initialize request MUST NOT be cancelled by clients"
+		// (2025-11-25 cancellation): one that is anyway must not
+		// leave the session half started.
+		hctx = s.ctx
+	}
+	resp := s.bounded(id, h(s, hctx, m))
+	// A request the client cancelled gets no answer: "Receivers of a
+	// cancellation notification SHOULD ... Not send a response for
+	// the cancelled request" (2025-11-25 cancellation).
+	if resp != nil && ctx.Err() == nil {
+		s.writeUp(resp)
+	}
 }
 
 func (s *session) clientNotification(m *wire.Message) {

@@ -85,6 +85,8 @@ func (s *session) update(add []Server, remove []string) {
 		d.closeInput()
 	}
 	for j, i := range starts {
+		// Refused once shutdown joins the starts: the session is ending
+		// and the server would join nothing.
 		s.joiners.Go(func() { s.startLate(ctxs[j], i, params) })
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -61,7 +62,10 @@ type Bridge struct {
 
 	requests sync.WaitGroup // functions run by goRequest
 	work     *workers       // the goroutines that run them (workers.go)
-	streams  sync.WaitGroup // long-lived streams (GET, listen)
+	// streams owns the long-lived streams (GET, listen, HTTP+SSE
+	// re-establishment); Run joins it last, after which a stream asked
+	// for is refused (the callers then close what its goroutine would).
+	streams lifecycle.Group
 
 	streamCtx    context.Context // cancelled when the host leaves
 	stopStreams  context.CancelFunc
@@ -195,42 +199,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	// hand-off to another goroutine would add a wake-up to every request.
 	readerDone := make(chan struct{})
 	eof := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		r := lineio.NewReader(stdin, b.cfg.maxMessageSize())
-		for {
-			msg, err := r.Read()
-			b.dispatchMu.Lock()
-			if b.stopping {
-				b.dispatchMu.Unlock()
-				return // shutting down: nothing more is dispatched
-			}
-			switch {
-			case err == nil:
-				b.handle(reqCtx, append([]byte(nil), msg...))
-			case errors.Is(err, lineio.ErrTooLong):
-				var id []byte
-				if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
-					id = skippedID(tl)
-				}
-				e := b.log.Warn().Err(err)
-				if id != nil {
-					e = e.RawJSON("id", id)
-				}
-				e.Msg("host message too long; skipped")
-				b.write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
-					fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
-			default:
-				if !errors.Is(err, io.EOF) {
-					b.log.Warn().Err(err).Msg("reading stdin")
-				}
-				b.dispatchMu.Unlock()
-				close(eof)
-				return
-			}
-			b.dispatchMu.Unlock()
-		}
-	}()
+	go b.readStdin(reqCtx, stdin, eof, readerDone)
 
 	var runErr error
 	select {
@@ -265,6 +234,46 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 		<-readerDone
 	}
 	return runErr
+}
+
+// readStdin is the stdin reader: it dispatches each line itself under
+// dispatchMu until EOF (closing eof) or until Run sets stopping, and
+// closes readerDone when it returns.
+func (b *Bridge) readStdin(ctx context.Context, stdin io.Reader, eof, readerDone chan struct{}) {
+	defer close(readerDone)
+	r := lineio.NewReader(stdin, b.cfg.maxMessageSize())
+	for {
+		msg, err := r.Read()
+		b.dispatchMu.Lock()
+		if b.stopping {
+			b.dispatchMu.Unlock()
+			return // shutting down: nothing more is dispatched
+		}
+		switch {
+		case err == nil:
+			b.handle(ctx, append([]byte(nil), msg...))
+		case errors.Is(err, lineio.ErrTooLong):
+			var id []byte
+			if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
+				id = skippedID(tl)
+			}
+			e := b.log.Warn().Err(err)
+			if id != nil {
+				e = e.RawJSON("id", id)
+			}
+			e.Msg("host message too long; skipped")
+			b.write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
+				fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
+		default:
+			if !errors.Is(err, io.EOF) {
+				b.log.Warn().Err(err).Msg("reading stdin")
+			}
+			b.dispatchMu.Unlock()
+			close(eof)
+			return
+		}
+		b.dispatchMu.Unlock()
+	}
 }
 
 // waitTimeout waits for wg up to d. A signal (ctx) cuts the wait short: a

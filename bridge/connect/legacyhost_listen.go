@@ -43,10 +43,12 @@ func (h *legacyHost) restartListen() {
 	ctx, cancel := context.WithCancel(b.streamCtx)
 	run := &listenRun{cancel: cancel, done: make(chan struct{})}
 	h.listen = run
-	b.streams.Go(func() {
+	if !b.streams.Go(func() {
 		defer close(run.done)
 		h.listenLoop(ctx, filter)
-	})
+	}) {
+		close(run.done) // Run has joined the streams: none starts now
+	}
 }
 
 func (h *legacyHost) stopListen() {

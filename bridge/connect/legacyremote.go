@@ -105,28 +105,38 @@ func (s *legacySession) startGet() <-chan struct{} {
 	s.getCancel, s.getDone = cancel, done
 	s.mu.Unlock()
 	hdr := s.header()
-	b.streams.Go(func() {
-		defer close(done)
-		sid := b.client.SessionID()
-		err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
-		select {
-		case <-ready:
-		default:
-			close(ready) // ended before the first attempt (ctx)
-		}
-		var se *httpclient.StatusError
-		switch {
-		case errors.Is(err, httpclient.ErrNoStream):
-			b.log.Debug().Msg("remote offers no GET stream (405)")
-		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && ctx.Err() == nil && b.sseStreamLost(sid):
-			// HTTP+SSE: the stream was the session (transport.go).
-		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
-			b.log.Info().Msg("GET stream: session gone (404); the next request re-initializes")
-		case err != nil && ctx.Err() == nil:
-			b.log.Warn().Err(err).Msg("GET stream ended")
-		}
-	})
+	if !b.streams.Go(func() { s.runGet(ctx, hdr, ready, done) }) {
+		// Run has joined the streams: none starts now.
+		cancel()
+		close(done)
+		close(ready)
+	}
 	return ready
+}
+
+// runGet is the standalone GET stream's goroutine: ready is closed after
+// the first connection attempt, done when the stream has ended.
+func (s *legacySession) runGet(ctx context.Context, hdr http.Header, ready, done chan struct{}) {
+	b := s.b
+	defer close(done)
+	sid := b.client.SessionID()
+	err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
+	select {
+	case <-ready:
+	default:
+		close(ready) // ended before the first attempt (ctx)
+	}
+	var se *httpclient.StatusError
+	switch {
+	case errors.Is(err, httpclient.ErrNoStream):
+		b.log.Debug().Msg("remote offers no GET stream (405)")
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && ctx.Err() == nil && b.sseStreamLost(sid):
+		// HTTP+SSE: the stream was the session (transport.go).
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		b.log.Info().Msg("GET stream: session gone (404); the next request re-initializes")
+	case err != nil && ctx.Err() == nil:
+		b.log.Warn().Err(err).Msg("GET stream ended")
+	}
 }
 
 func (s *legacySession) stopGet() {

@@ -75,6 +75,7 @@ func (b *Bridge) sseStreamLost(sid string) bool {
 		return false
 	}
 	b.log.Info().Msg("HTTP+SSE stream lost: re-establishing the session on a new stream")
+	// Refused once Run has joined the streams: the bridge is stopping.
 	b.streams.Go(func() { b.reestablishSSE(sid) })
 	return true
 }

@@ -151,7 +151,7 @@ func (g *Gateway) reapCallers() {
 	defer t.Stop()
 	for {
 		select {
-		case <-g.stop:
+		case <-g.life.Closing():
 			return
 		case now := <-t.C:
 			g.mu.RLock()

@@ -86,7 +86,7 @@ func (g *Gateway) DialServer(ctx context.Context, name, authorization string) (i
 	// Close sets closed under the write lock before it waits for them.
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if _, ok := g.routes[name]; !ok || g.closed {
+	if _, ok := g.routes[name]; !ok || g.closed() {
 		return nil, nil, nil, errorf("%w: %q", ErrUnknownServer, name)
 	}
 	b, err := connect.New(connect.Config{
@@ -103,36 +103,54 @@ func (g *Gateway) DialServer(ctx context.Context, name, authorization string) (i
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var runErr error
-	g.wg.Go(func() {
-		defer close(done)
-		runErr = b.Run(runCtx, inR, outW)
-		outW.CloseWithError(io.EOF)
-		inR.Close() // ends the bridge's stdin reader if ctx ended Run
-	})
-	g.wg.Go(func() {
-		select {
-		case <-done:
-		case <-g.stop:
-			cancel()
-		}
-	})
+	d := &dialed{b: b, inR: inR, outW: outW, cancel: cancel, stop: g.life.Closing(), done: make(chan struct{})}
+	// Under g.mu with Close not begun: Go accepts both.
+	g.life.Go(func() { d.run(runCtx) })
+	g.life.Go(d.watch)
 	var once sync.Once
 	closeFn := func() error {
 		once.Do(func() {
 			inW.Close()
 			select {
-			case <-done:
-			case <-g.stop:
+			case <-d.done:
+			case <-d.stop:
 			}
 			cancel()
-			<-done
+			<-d.done
 			outR.Close()
 		})
-		return runErr
+		return d.err
 	}
 	return outR, inW, closeFn, nil
+}
+
+// dialed is one DialServer connection: its bridge's run and the watcher
+// that cancels it when the Gateway closes.
+type dialed struct {
+	b      *connect.Bridge
+	inR    *io.PipeReader
+	outW   *io.PipeWriter
+	cancel context.CancelFunc
+	stop   <-chan struct{} // the Gateway's Closing
+	done   chan struct{}   // closed when run returns; err is set before
+	err    error
+}
+
+// run is the bridge's Run; its end closes the reader side's stream.
+func (d *dialed) run(ctx context.Context) {
+	defer close(d.done)
+	d.err = d.b.Run(ctx, d.inR, d.outW)
+	d.outW.CloseWithError(io.EOF)
+	d.inR.Close() // ends the bridge's stdin reader if ctx ended Run
+}
+
+// watch cancels the run when the Gateway closes first.
+func (d *dialed) watch() {
+	select {
+	case <-d.done:
+	case <-d.stop:
+		d.cancel()
+	}
 }
 
 // authHeader carries a caller's credential.
@@ -158,7 +176,7 @@ var ErrNoAggregate = errors.New("gateway: the aggregated endpoint is off")
 func (g *Gateway) AggregateClient() (string, *http.Client, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if g.closed {
+	if g.closed() {
 		return "", nil, errorf("aggregate client after Close")
 	}
 	if g.agg == nil {

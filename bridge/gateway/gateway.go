@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
@@ -74,7 +75,6 @@ type Gateway struct {
 	routes  map[string]*route // enabled servers
 	agg     *aggFront         // the aggregated endpoint; nil when off
 	started atomic.Bool       // read by a caller's first request, under aggFront's lock
-	closed  bool
 
 	mem        *memNet             // in-memory listener for the gateway's own clients (dial.go)
 	aggAuth    serve.Authenticator // the aggregated endpoint's resource server; nil without OAuth
@@ -84,24 +84,22 @@ type Gateway struct {
 	authRequired bool                               // some inbound credential was configured at New
 	named        atomic.Pointer[[]serve.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
 
-	draining chan struct{}
-	drainOne sync.Once
-	refusing atomic.Bool   // Refuse or BeginShutdown: no new caller's aggregate
-	stop     chan struct{} // closed by Close
-	stopOnce sync.Once
-	wg       sync.WaitGroup // retiring handlers, in-memory server, dialed bridges
+	draining lifecycle.Signal // BeginDrain
+	refusing atomic.Bool      // Refuse or BeginShutdown: no new caller's aggregate
+	// life owns the retiring handlers, the in-memory server and the
+	// dialed bridges; Close closes it under mu, so whoever checks
+	// closed() under mu may start goroutines on it.
+	life lifecycle.Group
 }
 
 // New builds a Handler for every enabled server of file. It starts
 // nothing.
 func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 	g := &Gateway{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		file:     file,
-		routes:   map[string]*route{},
-		draining: make(chan struct{}),
-		stop:     make(chan struct{}),
+		cfg:    cfg,
+		log:    cfg.Logger,
+		file:   file,
+		routes: map[string]*route{},
 	}
 	g.mem = newMemNet()
 	g.authRequired = authConfigured(&cfg)
@@ -153,14 +151,25 @@ func (g *Gateway) Start() {
 			return context.WithValue(ctx, inMemory{}, true)
 		},
 	}
-	g.wg.Go(func() { srv.Serve(g.mem) })
-	g.wg.Go(func() {
-		<-g.stop
-		srv.Close()
-	})
-	g.wg.Go(g.reapCallers)
+	g.life.Go(func() { g.serveMem(srv) })
+	g.life.Go(func() { closeOnStop(g.life.Closing(), srv) })
+	g.life.Go(g.reapCallers)
 	g.log.Info().Strs("servers", sortedRoutes(g.routes)).Msg("gateway started")
 }
+
+// serveMem serves the gateway's own clients (DialServer, AggregateClient)
+// until Close.
+func (g *Gateway) serveMem(srv *http.Server) { srv.Serve(g.mem) }
+
+// closeOnStop closes srv once stop is closed.
+func closeOnStop(stop <-chan struct{}, srv *http.Server) {
+	<-stop
+	srv.Close()
+}
+
+// closed reports whether Close has begun; under g.mu it stays false until
+// the lock is released.
+func (g *Gateway) closed() bool { return g.life.State() != lifecycle.Running }
 
 // Servers returns the names of the enabled servers, sorted.
 func (g *Gateway) Servers() []string {
@@ -196,7 +205,7 @@ func (g *Gateway) handlers() []*serve.Handler {
 // BeginDrain makes /readyz (the gateway's and every server's) answer 503;
 // everything is still served.
 func (g *Gateway) BeginDrain() {
-	g.drainOne.Do(func() { close(g.draining) })
+	g.draining.Fire()
 	for _, h := range g.handlers() {
 		h.BeginDrain()
 	}
@@ -219,21 +228,25 @@ func (g *Gateway) SessionsEnded() <-chan struct{} {
 	hs := g.handlers()
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if g.closed {
+	if g.closed() {
 		close(done)
 		return done
 	}
-	g.wg.Go(func() {
-		defer close(done)
-		for _, h := range hs {
-			select {
-			case <-h.SessionsEnded():
-			case <-g.stop:
-				return
-			}
-		}
-	})
+	g.life.Go(func() { waitSessions(hs, g.life.Closing(), done) })
 	return done
+}
+
+// waitSessions closes done once every one of hs has no session left, or
+// stop is closed.
+func waitSessions(hs []*serve.Handler, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for _, h := range hs {
+		select {
+		case <-h.SessionsEnded():
+		case <-stop:
+			return
+		}
+	}
 }
 
 // BeginShutdown makes every server stop accepting requests and end its
@@ -289,7 +302,7 @@ func (g *Gateway) InFlight() int {
 func (g *Gateway) Close() error {
 	g.BeginShutdown()
 	g.mu.Lock()
-	g.closed = true
+	g.life.Close()
 	routes := slices.Collect(maps.Values(g.routes))
 	if g.agg != nil {
 		for _, ca := range g.agg.close() {
@@ -300,46 +313,46 @@ func (g *Gateway) Close() error {
 	}
 	g.routes = map[string]*route{}
 	g.mu.Unlock()
-	g.stopOnce.Do(func() { close(g.stop) })
 	var wg sync.WaitGroup
 	for _, rt := range routes {
 		wg.Go(func() { rt.h.Close() })
 	}
 	wg.Wait()
 	g.mem.Close()
-	g.wg.Wait()
+	g.life.Wait()
 	return nil
 }
 
-func (g *Gateway) isDraining() bool {
-	select {
-	case <-g.draining:
-		return true
-	default:
-		return false
-	}
-}
+func (g *Gateway) isDraining() bool { return g.draining.Fired() }
 
 // retire shuts an old Handler down in the background: no new work, its
 // in-flight requests get RetireTimeout to finish, then Close; after, if
 // given, run once it is closed.
 func (g *Gateway) retire(rt *route, why string, after ...func()) {
 	rt.h.BeginShutdown()
-	g.wg.Go(func() {
-		t := time.NewTimer(g.cfg.retireTimeout())
-		defer t.Stop()
-		select {
-		case <-rt.idle():
-		case <-t.C:
-			g.log.Warn().Str("server", rt.name).Msg("retire timeout: abandoning the old handler's requests in flight")
-		case <-g.stop:
-		}
-		rt.h.Close()
-		for _, f := range after {
-			f()
-		}
-		g.log.Info().Str("server", rt.name).Str("why", why).Msg("server stopped")
-	})
+	if !g.life.Go(func() { g.finishRetire(rt, why, after) }) {
+		// Close has begun: nothing would join the goroutine, and Close
+		// does not know this route any more. Close it here.
+		g.finishRetire(rt, why, after)
+	}
+}
+
+// finishRetire waits for rt's requests in flight (at most RetireTimeout,
+// not past Close), closes its Handler and runs after.
+func (g *Gateway) finishRetire(rt *route, why string, after []func()) {
+	t := time.NewTimer(g.cfg.retireTimeout())
+	defer t.Stop()
+	select {
+	case <-rt.idle():
+	case <-t.C:
+		g.log.Warn().Str("server", rt.name).Msg("retire timeout: abandoning the old handler's requests in flight")
+	case <-g.life.Closing():
+	}
+	rt.h.Close()
+	for _, f := range after {
+		f()
+	}
+	g.log.Info().Str("server", rt.name).Str("why", why).Msg("server stopped")
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("gateway: "+format, args...) }

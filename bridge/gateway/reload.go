@@ -13,7 +13,7 @@ import (
 func (g *Gateway) Reload(file *teamconfig.Config) (teamconfig.Changes, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
+	if g.closed() {
 		return teamconfig.Changes{}, errorf("reload after Close")
 	}
 	ch := teamconfig.Diff(g.file, file)

@@ -38,35 +38,26 @@ var replicaIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
 func ValidReplicaID(id string) bool { return replicaIDRE.MatchString(id) }
 
 // BeginDrain makes /readyz answer 503 from now on; nothing else changes.
-func (h *Handler) BeginDrain() { h.drainOnce.Do(func() { close(h.draining) }) }
+func (h *Handler) BeginDrain() { h.draining.Fire() }
 
 // Refuse stops taking new work: requests get 503 with Retry-After, except
 // those of a live 2025 session, and listen streams end. It implies
 // BeginDrain.
 func (h *Handler) Refuse() {
 	h.BeginDrain()
-	h.refuseOnce.Do(func() { close(h.refusing) })
+	h.refusing.Fire()
 }
 
 // SessionsEnded returns a channel closed once no 2025 session is left.
 // After Refuse no new one can start, so it stays that way.
 func (h *Handler) SessionsEnded() <-chan struct{} { return h.sessions.whenEmpty() }
 
-func (h *Handler) isDraining() bool {
-	select {
-	case <-h.draining:
-		return true
-	default:
-		return false
-	}
-}
-
 // refused answers 503 to a request that a draining or stopping Handler no
 // longer takes, and reports whether it did.
 func (h *Handler) refused(w http.ResponseWriter, r *http.Request) bool {
 	select {
-	case <-h.closing:
-	case <-h.refusing:
+	case <-h.closing.Done():
+	case <-h.refusing.Done():
 		if sid := r.Header.Get(wire.HeaderSessionID); sid != "" && h.sessions.lookup(sid) != nil {
 			return false
 		}

@@ -8,9 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
@@ -52,35 +52,23 @@ type Handler struct {
 	sessions   *sessionTable
 	warm       *warmPool // --warm-children; nil: none
 
-	closing    chan struct{} // closed by BeginShutdown: long-lived streams end
-	closeOnce  sync.Once
-	draining   chan struct{} // closed by BeginDrain: /readyz answers 503 (drain.go)
-	drainOnce  sync.Once
-	refusing   chan struct{} // closed by Refuse and BeginShutdown: new work gets 503
-	refuseOnce sync.Once
-	killed     chan struct{} // closed by Close: in-flight work is abandoned
-	killOnce   sync.Once
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	spawnMu    sync.Mutex
-	spawnDone  bool            // Close waits on wg: spawn adds nothing more
-	detached   detachedStreams // streams served off net/http (detach.go)
-	sse        sseConns        // the HTTP+SSE transport's streams (sse.go)
-}
-
-// spawn runs f on a goroutine counted in h.wg, unless Close has begun to
-// wait for them; it reports whether f runs. A request that passed the
-// shutdown check just before Close must not add to a WaitGroup being
-// waited on (the runtime panics on that: "WaitGroup is reused before
-// previous Wait has returned").
-func (h *Handler) spawn(f func()) bool {
-	h.spawnMu.Lock()
-	defer h.spawnMu.Unlock()
-	if h.spawnDone {
-		return false
-	}
-	h.wg.Go(f)
-	return true
+	// The shutdown stages, in order (drain.go, Close).
+	draining lifecycle.Signal // BeginDrain: /readyz answers 503
+	refusing lifecycle.Signal // Refuse and BeginShutdown: new work gets 503
+	closing  lifecycle.Signal // BeginShutdown: long-lived streams end
+	killed   lifecycle.Signal // Close: in-flight work is abandoned
+	cancel   context.CancelFunc
+	// life owns the children's supervisors, the reaper, the keepalive
+	// clock and what requests start that outlives them (a session's
+	// child watcher, its Host.Close). Close closes it only after ending
+	// the sessions (which start Host.Closes on it); from then on Go
+	// refuses and the caller does the work itself: a request that passed
+	// the shutdown check just before Close must not add to a wait in
+	// progress (a WaitGroup panics on that: "WaitGroup is reused before
+	// previous Wait has returned").
+	life     lifecycle.Group
+	detached detachedStreams // streams served off net/http (detach.go)
+	sse      sseConns        // the HTTP+SSE transport's streams (sse.go)
 }
 
 // New returns a Handler. It starts nothing.
@@ -92,14 +80,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		guard:    newGuard(&cfg),
-		warn:     &ratelog.Kinds{},
-		closing:  make(chan struct{}),
-		draining: make(chan struct{}),
-		refusing: make(chan struct{}),
-		killed:   make(chan struct{}),
+		cfg:   cfg,
+		log:   cfg.Logger,
+		guard: newGuard(&cfg),
+		warn:  &ratelog.Kinds{},
 	}
 	if cfg.ReplicaID != "" && !ValidReplicaID(cfg.ReplicaID) {
 		return nil, ErrReplicaID
@@ -131,13 +115,13 @@ func (h *Handler) Start() {
 	h.cancel = cancel
 	h.stopWatch = h.tel.Watch(h.gauges)
 	h.principals.start(ctx)
-	h.wg.Go(func() { h.shared.run(ctx) })
-	h.wg.Go(func() { h.sessions.reap(ctx) })
+	h.life.Go(func() { h.shared.run(ctx) })
+	h.life.Go(func() { h.sessions.reap(ctx) })
 	if h.warm != nil {
-		h.wg.Go(func() { h.warm.run(ctx) })
+		h.life.Go(func() { h.warm.run(ctx) })
 	}
 	if h.ka != nil {
-		h.wg.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
+		h.life.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
 	}
 }
 
@@ -146,7 +130,7 @@ func (h *Handler) Start() {
 // go on until they finish or Close is called.
 func (h *Handler) BeginShutdown() {
 	h.Refuse()
-	h.closeOnce.Do(func() { close(h.closing) })
+	h.closing.Fire()
 }
 
 // InFlight returns the number of requests the children have not answered.
@@ -163,16 +147,13 @@ func (h *Handler) InFlight() int {
 // Handler's goroutines.
 func (h *Handler) Close() error {
 	h.BeginShutdown()
-	h.killOnce.Do(func() { close(h.killed) })
+	h.killed.Fire()
 	if h.cancel != nil {
 		h.cancel()
 	}
 	h.sessions.closeAll()
 	h.principals.stop()
-	h.spawnMu.Lock()
-	h.spawnDone = true
-	h.spawnMu.Unlock()
-	h.wg.Wait()
+	h.life.Wait()
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a
 	// stream whose connection the http.Server closes.
@@ -246,7 +227,7 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveReady(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if h.isDraining() {
+	if h.draining.Fired() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, "draining\n")
 		return

@@ -53,7 +53,7 @@ func (l *legacyShared) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		ctx, cancel := context.WithCancel(context.Background())
 		l.ctx, l.cancel = ctx, cancel
 		sup := &stdiohost.Supervisor{Start: l.launch, OnExit: l.exited, InitialBackoff: l.h.cfg.RestartBackoff, Logger: l.h.log, Watch: l.h.crash}
-		if !l.h.spawn(func() { sup.Run(ctx) }) {
+		if !l.h.life.Go(func() { sup.Run(ctx) }) {
 			// Close began while this initialize was on its way in.
 			cancel()
 			l.mu.Unlock()

@@ -99,7 +99,7 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	ack = append(append(ack, hj...), '}')
 	l.sink.push(wire.Notification("notifications/subscriptions/acknowledged", ack), false)
 	rsp := newResponder(w, true)
-	if pump(r.Context(), rsp, l.sink, h.ka, h.refusing, nil) == pumpStopped {
+	if pump(r.Context(), rsp, l.sink, h.ka, h.refusing.Done(), nil) == pumpStopped {
 		// Graceful closure (subscriptions §Closing): the listen result.
 		rsp.event(wire.ResultResponse(l.id, append(append([]byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`), l.id...), "}}"...)))
 	}

@@ -113,7 +113,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 	rsp.early = m.ProgressToken.Present()
 	var stop <-chan struct{}
 	if m.Method == "subscriptions/listen" {
-		stop = h.refusing // a listen stream lives until the replica drains
+		stop = h.refusing.Done() // a listen stream lives until the replica drains
 	}
 	method, who := m.Method, h.guard.principal(r)
 	h.pumpDetachable(r, rsp, sk, stop, nil, func(res pumpResult) {

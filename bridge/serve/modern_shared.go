@@ -104,7 +104,7 @@ func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 		case <-exit:
 		case <-ctx.Done():
 			return false, false
-		case <-s.h.closing:
+		case <-s.h.closing.Done():
 			return false, false
 		}
 	}
@@ -253,7 +253,7 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 			// it cleared conn, so the next round waits on the new one.
 		case <-ctx.Done():
 			return nil
-		case <-s.h.closing:
+		case <-s.h.closing.Done():
 			return nil
 		}
 	}

@@ -61,7 +61,9 @@ func (pc *principalChildren) get(p Principal) *sharedChild {
 	sc.setPrincipal(p)
 	pc.byP[p.key] = sc
 	ctx := pc.ctx
-	pc.h.wg.Go(func() { sc.run(ctx) })
+	// Under pc.mu with stop not yet called, and Close closes h.life only
+	// after stop: Go accepts.
+	pc.h.life.Go(func() { sc.run(ctx) })
 	pc.h.log.Info().Stringer("principal", p).Int("children", len(pc.byP)).Msg("started a child for a new principal")
 	return sc
 }

@@ -374,7 +374,7 @@ func (s *session) stream(r *http.Request, rsp *responder, sk *sink, after func()
 	h := s.t.h
 	st := s.replay.open(sk, true)
 	rsp.resumable(s.replay, st, s.primes())
-	var stop <-chan struct{} = h.killed
+	var stop <-chan struct{} = h.killed.Done()
 	if st != nil {
 		stop = s.replay.stopCh(st)
 	}

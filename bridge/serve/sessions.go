@@ -294,11 +294,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	s.conn, s.host = conn, host
-	if !t.h.spawn(func() {
-		<-host.Done()
-		conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
-		s.end("MCP server process exited")
-	}) {
+	if !t.h.life.Go(func() { s.watchChild(host, conn) }) {
 		// Close began while this initialize was on its way in.
 		host.Close()
 		w.Header().Set("Retry-After", "1")
@@ -332,7 +328,8 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 			late := returned
 			endMu.Unlock()
 			if late {
-				t.h.spawn(func() { s.end("initialize failed") })
+				// Refused only once Close has ended every session.
+				t.h.life.Go(func() { s.end("initialize failed") })
 			}
 			return false
 		}
@@ -610,9 +607,16 @@ func (s *session) end(reason string) {
 	close(s.endCh)
 	s.replay.close()
 	s.log.Info().Str("reason", reason).Msg("session ended")
-	if s.host != nil && !t.h.spawn(func() { s.host.Close() }) {
+	if s.host != nil && !t.h.life.Go(func() { s.host.Close() }) {
 		s.host.Close() // Close is waiting: stop the child here
 	}
+}
+
+// watchChild ends the session once its own child exits.
+func (s *session) watchChild(host *stdiohost.Host, conn *childConn) {
+	<-host.Done()
+	conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
+	s.end("MCP server process exited")
 }
 
 func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
@@ -674,7 +678,7 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	// client's attachment to the session (sessionFor): the stream holds
 	// one of its own until it ends, or the session would look idle.
 	s.attach()
-	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing, func(pumpResult) {
+	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing.Done(), func(pumpResult) {
 		s.endGet(st, sk)
 		s.detach()
 	})

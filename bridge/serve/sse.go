@@ -167,7 +167,7 @@ func (h *Handler) openSSE(w http.ResponseWriter, r *http.Request) {
 		c.timer = time.AfterFunc(idle, c.expire)
 		c.mu.Unlock()
 	}
-	h.pumpDetachable(r, rsp, c.sink, c.endCh, h.closing, func(pumpResult) { c.close() })
+	h.pumpDetachable(r, rsp, c.sink, c.endCh, h.closing.Done(), func(pumpResult) { c.close() })
 }
 
 // expire ends a stream that has had no initialize for the idle timeout: it

@@ -328,7 +328,7 @@ func (h *Handler) pollWait(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	case <-h.closing:
+	case <-h.closing.Done():
 		return false
 	}
 }
