@@ -23,6 +23,11 @@
 # traces-unsampled (OTEL_TRACES_SAMPLER=always_off: spans begun, the
 # context passed on, none exported) — to see which part costs what.
 #
+# MODE "binary" compares two builds instead, both with telemetry off: A is
+# the tree at git revision $TELEMETRY_AB_BASE (e.g. the last release or
+# the session's first commit), B this tree — a regression check for a
+# change that is not about telemetry.
+#
 # Why this design (docs/benchmarks.md): this shared 2-core VM drifts by
 # 10-40% within a minute. run.sh's phases (~2 s after a fresh start) and
 # telemetry-ab.sh's first form (80,000 calls, a fresh process each) put a
@@ -35,7 +40,7 @@ calls=${3:-20000}
 mode=${4:-on}
 loglevel=${TELEMETRY_AB_LOG_LEVEL:-warn}
 case $what in serve | connect) ;; *) echo "telemetry-ab.sh: serve or connect, not $what" >&2; exit 2 ;; esac
-case $mode in on | metrics | traces | traces-unsampled) ;; *) echo "telemetry-ab.sh: MODE is on, metrics, traces or traces-unsampled, not $mode" >&2; exit 2 ;; esac
+case $mode in on | metrics | traces | traces-unsampled | binary) ;; *) echo "telemetry-ab.sh: MODE is on, metrics, traces, traces-unsampled or binary, not $mode" >&2; exit 2 ;; esac
 if [ $((rounds % 2)) -ne 0 ] || [ "$rounds" -lt 2 ]; then
 	echo "telemetry-ab.sh: ROUNDS must be even (half with each process started first)" >&2
 	exit 2
@@ -57,6 +62,17 @@ mkdir -p "$BIN"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/mcp-bridge" ./cmd/mcp-bridge
 go build -o "$BIN/" ./scripts/bench/loadgen ./scripts/bench/echo ./scripts/bench/httpecho
 LG=$BIN/loadgen
+BIN_A=$BIN/mcp-bridge BIN_B=$BIN/mcp-bridge
+if [ "$mode" = binary ]; then
+	if [ -z "${TELEMETRY_AB_BASE:-}" ]; then
+		echo "telemetry-ab.sh: MODE binary needs TELEMETRY_AB_BASE=<git revision> (A's tree)" >&2
+		exit 2
+	fi
+	mkdir -p "$TMP/base"
+	git archive "$TELEMETRY_AB_BASE" | tar -x -C "$TMP/base"
+	(cd "$TMP/base" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/mcp-bridge-base" ./cmd/mcp-bridge) || exit 1
+	BIN_A=$BIN/mcp-bridge-base
+fi
 
 . scripts/bench/wait_http.sh # wait_http URL
 httpecho() { # httpecho NAME: starts one, sets its URL base in $url, pid in $pid
@@ -80,6 +96,7 @@ telemetry() {
 	env=() flags=()
 	[ "$1" = off ] && return 0
 	case $mode in
+	binary) ;;
 	on) env=("OTEL_EXPORTER_OTLP_ENDPOINT=$sink") flags=(--metrics-listen "127.0.0.1:$("$LG" freeport)") ;;
 	metrics) flags=(--metrics-listen "127.0.0.1:$("$LG" freeport)") ;;
 	traces) env=("OTEL_EXPORTER_OTLP_ENDPOINT=$sink") ;;
@@ -91,7 +108,9 @@ start_serve() { # start_serve off|on: a serve bridge; sets $url and $pid
 	local p
 	p=$("$LG" freeport)
 	telemetry "$1"
-	env "${env[@]}" "$BIN/mcp-bridge" serve --listen "127.0.0.1:$p" --log-level "$loglevel" "${flags[@]}" -- "$BIN/echo" \
+	local bin=$BIN_B
+	[ "$1" = off ] && bin=$BIN_A
+	env "${env[@]}" "$bin" serve --listen "127.0.0.1:$p" --log-level "$loglevel" "${flags[@]}" -- "$BIN/echo" \
 		>"$TMP/serve-$1.log" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
@@ -118,12 +137,16 @@ half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
 		for e in "${env[@]}"; do benv+=(-env-b "$e"); done
 		[ "$1" = on ] && first=(-b-first)
 		"$LG" ab -transport stdio -rounds "$2" -n "$calls" -c 64 "${first[@]}" \
-			-cmd-a "$BIN/mcp-bridge connect --log-level $loglevel $remote" \
-			-cmd-b "$BIN/mcp-bridge connect --log-level $loglevel ${flags[*]} $remote" "${benv[@]}" -out "$out"
+			-cmd-a "$BIN_A connect --log-level $loglevel $remote" \
+			-cmd-b "$BIN_B connect --log-level $loglevel ${flags[*]} $remote" "${benv[@]}" -out "$out"
 	fi
 }
 
+if [ "$mode" = binary ]; then
+	echo "$what: the tree at $TELEMETRY_AB_BASE (A) against this tree (B), both with telemetry off, --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+else
 echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 echo "-- $((rounds / 2)) rounds, A started first"
 half off $((rounds / 2))
 echo "-- $((rounds / 2)) rounds, B started first"
