@@ -145,7 +145,7 @@ half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
 if [ "$mode" = binary ]; then
 	echo "$what: the tree at $TELEMETRY_AB_BASE (A) against this tree (B), both with telemetry off, --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 else
-echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 echo "-- $((rounds / 2)) rounds, A started first"
 half off $((rounds / 2))
