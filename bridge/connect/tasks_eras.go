@@ -18,14 +18,6 @@ import (
 // plus tasks/result; a legacy tasks/cancel answers with the task, SEP-2663's
 // with an ack; a legacy tasks/result waits for the task, SEP-2663 polls).
 
-// Polling bounds for a legacy host's tasks/result on a modern remote: the
-// remote's pollIntervalMs, within these.
-const (
-	minTaskPoll     = 20 * time.Millisecond
-	maxTaskPoll     = 5 * time.Second
-	defaultTaskPoll = 500 * time.Millisecond
-)
-
 // withResult returns fm with its result replaced by result (nil: fm).
 func withResult(fm *wire.Message, result []byte) *wire.Message {
 	if result == nil {
@@ -161,7 +153,7 @@ func (h *legacyHost) task(ctx context.Context, p *pending, m *wire.Message) bool
 			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInternalError, translate.ErrInputAcrossEras, nil))
 			return true
 		}
-		t := time.NewTimer(pollInterval(resp))
+		t := time.NewTimer(translate.PollInterval(resp))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -189,22 +181,6 @@ func (h *legacyHost) answerTask(p *pending, resp *wire.Message, err error, asTas
 		}
 		b.writeFinal(p, wire.ResultResponse(p.id, out))
 	}
-}
-
-// pollInterval is a tasks/get result's pollIntervalMs, within bounds.
-func pollInterval(resp *wire.Message) time.Duration {
-	sp, ok := wire.Field(resp.Raw, resp.Result, "pollIntervalMs")
-	if !ok {
-		return defaultTaskPoll
-	}
-	var ms int64
-	for _, c := range resp.Bytes(sp) {
-		if c < '0' || c > '9' || ms > 1e9 {
-			return defaultTaskPoll
-		}
-		ms = ms*10 + int64(c-'0')
-	}
-	return min(max(time.Duration(ms)*time.Millisecond, minTaskPoll), maxTaskPoll)
 }
 
 // taskCaps is the host's clientCapabilities for request m: a

@@ -21,15 +21,6 @@ import (
 // Requests the bridge makes itself are internal calls, which checkTasks
 // does not see: each path checks the caller owns the task first.
 
-// Polling bounds for a legacy client's tasks/result on a modern child,
-// which "MUST block the response until the task reaches a terminal
-// status": the child's pollIntervalMs, within these.
-const (
-	minTaskPoll     = 20 * time.Millisecond
-	maxTaskPoll     = 5 * time.Second
-	defaultTaskPoll = 500 * time.Millisecond
-)
-
 // taskAcrossEras gives a child's response the shape of the client's era,
 // for the calls that cross eras (see onResponse).
 func (c *childConn) taskAcrossEras(cl *call, m *wire.Message) *wire.Message {
@@ -278,7 +269,7 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 			writeError(w, http.StatusOK, id, wire.CodeInternalError, translate.ErrInputAcrossEras, nil)
 			return true
 		}
-		if !s.t.h.pollWait(ctx, pollInterval(resp)) {
+		if !s.t.h.pollWait(ctx, translate.PollInterval(resp)) {
 			writeError(w, http.StatusOK, id, wire.CodeInternalError, "mcp-bridge: stopped waiting for the task", nil)
 			return true
 		}
@@ -301,22 +292,6 @@ func (s *session) writeTask(w http.ResponseWriter, id []byte, resp *wire.Message
 		}
 		writeJSON(w, wire.ResultResponse(id, out))
 	}
-}
-
-// pollInterval is a tasks/get result's pollIntervalMs, within bounds.
-func pollInterval(resp *wire.Message) time.Duration {
-	sp, ok := wire.Field(resp.Raw, resp.Result, "pollIntervalMs")
-	if !ok {
-		return defaultTaskPoll
-	}
-	var ms int64
-	for _, c := range resp.Bytes(sp) {
-		if c < '0' || c > '9' || ms > 1e9 {
-			return defaultTaskPoll
-		}
-		ms = ms*10 + int64(c-'0')
-	}
-	return min(max(time.Duration(ms)*time.Millisecond, minTaskPoll), maxTaskPoll)
 }
 
 // pollWait waits d, or until ctx ends or the bridge shuts down (false).

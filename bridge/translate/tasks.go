@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -473,4 +474,31 @@ func ToolsWithTaskSupport(result []byte) []byte {
 	}
 	r["tools"], _ = json.Marshal(tools)
 	return encode(r)
+}
+
+// Polling bounds for a legacy peer's tasks/result on a modern peer, which
+// "MUST block the response until the task reaches a terminal status": the
+// bridge polls tasks/get at the peer's pollIntervalMs, within these.
+const (
+	MinTaskPoll     = 20 * time.Millisecond
+	MaxTaskPoll     = 5 * time.Second
+	DefaultTaskPoll = 500 * time.Millisecond
+)
+
+// PollInterval is a tasks/get result's pollIntervalMs, within
+// [MinTaskPoll, MaxTaskPoll]; DefaultTaskPoll when it is absent or not a
+// non-negative integer.
+func PollInterval(resp *wire.Message) time.Duration {
+	sp, ok := wire.Field(resp.Raw, resp.Result, "pollIntervalMs")
+	if !ok {
+		return DefaultTaskPoll
+	}
+	var ms int64
+	for _, c := range resp.Bytes(sp) {
+		if c < '0' || c > '9' || ms > 1e9 {
+			return DefaultTaskPoll
+		}
+		ms = ms*10 + int64(c-'0')
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, MinTaskPoll), MaxTaskPoll)
 }

@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -168,4 +169,30 @@ func FuzzTaskShapes(f *testing.F) {
 			check("withoutTaskCaps", withoutTaskCaps(in))
 		}
 	})
+}
+
+// TestPollInterval: a peer's pollIntervalMs is honoured within the bounds,
+// and anything that is not a plain non-negative integer means the default.
+func TestPollInterval(t *testing.T) {
+	for _, tc := range []struct {
+		result string
+		want   time.Duration
+	}{
+		{`{"pollIntervalMs":250}`, 250 * time.Millisecond},
+		{`{"pollIntervalMs":1}`, MinTaskPoll},
+		{`{"pollIntervalMs":600000}`, MaxTaskPoll},
+		{`{"pollIntervalMs":99999999999999999999}`, DefaultTaskPoll},
+		{`{"pollIntervalMs":-5}`, DefaultTaskPoll},
+		{`{"pollIntervalMs":2.5}`, DefaultTaskPoll},
+		{`{"pollIntervalMs":"100"}`, DefaultTaskPoll},
+		{`{}`, DefaultTaskPoll},
+	} {
+		var m wire.Message
+		if err := wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"result":`+tc.result+`}`), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := PollInterval(&m); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.result, got, tc.want)
+		}
+	}
 }
