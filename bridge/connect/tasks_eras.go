@@ -207,26 +207,10 @@ func (h *modernHost) remoteOffersTasks() bool {
 // it"), and the bridge adds one when the host declared the extension and
 // the tool may run as a task (translate.Augment).
 func (h *modernHost) augment(m *wire.Message) *wire.Message {
-	if m.Method != "tools/call" || !m.Params.Present() || m.Raw[m.Params.Start] != '{' {
+	if m.Method != "tools/call" {
 		return m
 	}
-	augment := h.remoteOffersTasks() && translate.Augment(translate.ClientDeclaresTasks(m), h.b.tools.taskSupport(m.Name))
-	raw := wire.WithoutFields(m.Raw, m.Params, "task")
-	if !augment && len(raw) == len(m.Raw) {
-		return m
-	}
-	var nm wire.Message
-	if wire.Parse(raw, &nm) != nil {
-		return m
-	}
-	if augment {
-		var am wire.Message
-		if wire.Parse(wire.WithParamsFields(&nm, []byte(translate.AugmentField)), &am) != nil {
-			return m
-		}
-		return &am
-	}
-	return &nm
+	return translate.AugmentCall(m, h.remoteOffersTasks() && translate.Augment(translate.ClientDeclaresTasks(m), h.b.tools.taskSupport(m.Name)))
 }
 
 // taskShape gives the legacy remote's response to a modern host's request
@@ -281,22 +265,18 @@ func (h *modernHost) task(ctx context.Context, p *pending, m *wire.Message) bool
 		return h.roundTrip(ctx, &rm)
 	}
 	switch m.Method {
-	case "tasks/update":
-		// The bridge never reports input_required to a modern host
-		// (translate.TaskToModern): nothing is outstanding, and "A server
-		// SHOULD ignore any inputResponses responses mapped to a key that
-		// is not currently outstanding". The task must exist, though.
-		resp, err := ask("tasks/get")
-		switch {
-		case err != nil:
-			b.answerError(p, err)
-		case !resp.Result.Present():
-			b.writeFinal(p, b.hostID(p, resp.Raw))
-		default:
-			b.writeFinal(p, wire.ResultResponse(p.id, translate.Ack))
+	case "tasks/update", "tasks/cancel":
+		// tasks/update: the bridge never reports input_required to a
+		// modern host (translate.TaskToModern): nothing is outstanding,
+		// and "A server SHOULD ignore any inputResponses responses mapped
+		// to a key that is not currently outstanding". The task must
+		// exist, though: the remote is asked tasks/get. tasks/cancel is
+		// the remote's own; either answers the host with an ack.
+		method := "tasks/get"
+		if m.Method == "tasks/cancel" {
+			method = "tasks/cancel"
 		}
-	case "tasks/cancel":
-		resp, err := ask("tasks/cancel")
+		resp, err := ask(method)
 		switch {
 		case err != nil:
 			b.answerError(p, err)

@@ -68,27 +68,11 @@ func childOffersTasks(discover []byte) bool {
 // "MUST ignore it"), and the bridge adds one when the client declared the
 // extension and the tool may run as a task (translate.Augment).
 func (sc *sharedChild) augmentForLegacy(m *wire.Message) *wire.Message {
-	if m.Method != "tools/call" || !m.Params.Present() || m.Raw[m.Params.Start] != '{' {
+	if m.Method != "tools/call" {
 		return m
 	}
 	support, _ := sc.tools.taskSupport(m.Name)
-	augment := childOffersTasks(sc.discoverResult()) && translate.Augment(translate.ClientDeclaresTasks(m), support)
-	raw := wire.WithoutFields(m.Raw, m.Params, "task")
-	if !augment && len(raw) == len(m.Raw) {
-		return m
-	}
-	var nm wire.Message
-	if wire.Parse(raw, &nm) != nil {
-		return m
-	}
-	if augment {
-		var am wire.Message
-		if wire.Parse(wire.WithParamsFields(&nm, []byte(translate.AugmentField)), &am) != nil {
-			return m
-		}
-		return &am
-	}
-	return &nm
+	return translate.AugmentCall(m, childOffersTasks(sc.discoverResult()) && translate.Augment(translate.ClientDeclaresTasks(m), support))
 }
 
 func (t *toolCache) taskSupport(name string) (string, bool) {

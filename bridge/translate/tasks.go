@@ -502,3 +502,30 @@ func PollInterval(resp *wire.Message) time.Duration {
 	}
 	return min(max(time.Duration(ms)*time.Millisecond, MinTaskPoll), MaxTaskPoll)
 }
+
+// AugmentCall is a tools/call m as it goes to a 2025-11-25 peer: any `task`
+// member the client sent is dropped (SEP-2663: servers "MUST ignore it"),
+// and, when augment (the face's Augment decision), the bridge's own
+// AugmentField is added. m itself when nothing changes or m is not a
+// tools/call with object params.
+func AugmentCall(m *wire.Message, augment bool) *wire.Message {
+	if m.Method != "tools/call" || !m.Params.Present() || m.Raw[m.Params.Start] != '{' {
+		return m
+	}
+	raw := wire.WithoutFields(m.Raw, m.Params, "task")
+	if !augment && len(raw) == len(m.Raw) {
+		return m
+	}
+	var nm wire.Message
+	if wire.Parse(raw, &nm) != nil {
+		return m
+	}
+	if !augment {
+		return &nm
+	}
+	var am wire.Message
+	if wire.Parse(wire.WithParamsFields(&nm, []byte(AugmentField)), &am) != nil {
+		return m
+	}
+	return &am
+}

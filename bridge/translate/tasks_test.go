@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,42 @@ func TestPollInterval(t *testing.T) {
 		}
 		if got := PollInterval(&m); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.result, got, tc.want)
+		}
+	}
+}
+
+// TestAugmentCall: a client's own `task` member never reaches a legacy
+// peer; the bridge's is added only when the face decided to augment.
+func TestAugmentCall(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		augment  bool
+		want     string // "" means m itself
+	}{
+		{"plain, no augment", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`, false, ""},
+		{"plain, augment", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`, true, `"task":{}`},
+		{"client task dropped", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}`, false, "-task"},
+		{"client task replaced", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}`, true, `"task":{}`},
+		{"not a call", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"task":{}}}`, true, ""},
+	} {
+		var m wire.Message
+		if err := wire.Parse([]byte(tc.in), &m); err != nil {
+			t.Fatal(err)
+		}
+		got := AugmentCall(&m, tc.augment)
+		switch {
+		case tc.want == "":
+			if got != &m {
+				t.Errorf("%s: changed to %s", tc.name, got.Raw)
+			}
+		case tc.want == "-task":
+			if got == &m || strings.Contains(string(got.Raw), `"task"`) {
+				t.Errorf("%s: %s", tc.name, got.Raw)
+			}
+		default:
+			if strings.Count(string(got.Raw), `"task"`) != 1 || !strings.Contains(string(got.Raw), tc.want) || strings.Contains(string(got.Raw), "ttl") {
+				t.Errorf("%s: %s", tc.name, got.Raw)
+			}
 		}
 	}
 }
