@@ -73,14 +73,9 @@ func runConnect(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	// The globs of a --config file's tools: {allow, deny}, checked and
-	// applied alike.
-	if err := f.tools.Check(); err != nil {
-		return usagef("connect: --tools-allow/--tools-deny: %v", err)
-	}
-	var toolFilter func(string) bool
-	if len(f.tools.Allow)+len(f.tools.Deny) > 0 {
-		toolFilter = f.tools.Allowed
+	toolFilter, err := f.toolFilter()
+	if err != nil {
+		return err
 	}
 	hdr, err := parseHeaders(f.headers, os.LookupEnv)
 	if err != nil {
@@ -249,4 +244,17 @@ func connectFlagSet(f *connectFlags, out io.Writer) *pflag.FlagSet {
 	f.ca.register(fs, caForConnect)
 	f.telemetry.register(fs)
 	return fs
+}
+
+// toolFilter is --tools-allow/--tools-deny as connect.Config.ToolFilter:
+// the globs of a --config file's tools: {allow, deny}, checked and
+// applied alike; nil when neither flag is given.
+func (f *connectFlags) toolFilter() (func(string) bool, error) {
+	if err := f.tools.Check(); err != nil {
+		return nil, usagef("connect: --tools-allow/--tools-deny: %v", err)
+	}
+	if len(f.tools.Allow)+len(f.tools.Deny) == 0 {
+		return nil, nil
+	}
+	return f.tools.Allowed, nil
 }

@@ -72,12 +72,9 @@ func runConnectConfig(ctx context.Context, fs *pflag.FlagSet, f *connectFlags, s
 	}
 	// Over the aggregated names (<server>_<tool>); each entry's own
 	// "tools" filter applies to its names before that.
-	if err := f.tools.Check(); err != nil {
-		return usagef("connect: --tools-allow/--tools-deny: %v", err)
-	}
-	var toolFilter func(string) bool
-	if len(f.tools.Allow)+len(f.tools.Deny) > 0 {
-		toolFilter = f.tools.Allowed
+	toolFilter, err := f.toolFilter()
+	if err != nil {
+		return err
 	}
 	load := func() (*teamconfig.Config, error) {
 		file, err := loadConfig(f.config, fs)
