@@ -396,3 +396,24 @@ func TestSSEStreamSeeds(t *testing.T) {
 		t.Errorf("got %q, %v", msgs, err)
 	}
 }
+
+// A body that now and then returns (0, nil) between one-byte chunks is slow,
+// not stuck: filling one large buffer takes hundreds of empty reads in all but
+// never many in a row, and must not end as io.ErrNoProgress (found by
+// FuzzSSEStream in CI).
+func TestFillReaderCountsOnlyConsecutiveEmptyReads(t *testing.T) {
+	event := "data: " + strings.Repeat("x", 3000) + "\n\n"
+	msgs, err := streamMessages(t, nil, &fillReader{r: &chunkReader{data: []byte(event), n: 1}}, 4096)
+	if err != io.EOF || len(msgs) != 1 || len(msgs[0]) != 3000 {
+		t.Fatalf("got %d messages, %v", len(msgs), err)
+	}
+	// Many empty reads in a row are still no progress.
+	stuck := &fillReader{r: readerFunc(func([]byte) (int, error) { return 0, nil })}
+	if _, err := stuck.Read(make([]byte, 8)); !errors.Is(err, io.ErrNoProgress) {
+		t.Fatalf("stuck body: %v", err)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

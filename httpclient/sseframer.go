@@ -128,11 +128,14 @@ func (f *fillReader) Read(p []byte) (int, error) {
 			f.record(p[:n], err)
 			return n, err
 		}
-		if m == 0 {
-			if empties++; empties >= 100 {
-				f.record(p[:n], io.ErrNoProgress)
-				return n, io.ErrNoProgress
-			}
+		// Only consecutive empty reads mean no progress: a body that
+		// returns (0, nil) now and then between small chunks is slow, not
+		// stuck, however many chunks one large p takes.
+		if m > 0 {
+			empties = 0
+		} else if empties++; empties >= 100 {
+			f.record(p[:n], io.ErrNoProgress)
+			return n, io.ErrNoProgress
 		}
 	}
 	f.record(p[:n], nil)
