@@ -34,6 +34,11 @@ func TestImportRules(t *testing.T) {
 		// bridge/wire, nothing that owns a transport.
 		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
+		// serve's stream engine (responder, sinks, detached streams,
+		// replay): it speaks HTTP — it writes responses and owns hijacked
+		// connections — but knows nothing of sessions, children, eras or
+		// either face. Of the module only wire and the warning rate limit.
+		module + "/bridge/stream": {module + "/"},
 		// The two directions never import each other; bridge/gateway is
 		// where they meet (checked below).
 		module + "/bridge/serve":   {module + "/bridge/connect", module + "/bridge/gateway"},
@@ -59,6 +64,7 @@ func TestImportRules(t *testing.T) {
 		// Every HTTP client follows the one outbound policy.
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
+		module + "/bridge/stream":    {module + "/bridge/wire", module + "/bridge/internal/ratelog"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{

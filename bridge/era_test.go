@@ -31,7 +31,7 @@ import (
 func TestEraDecidedOnce(t *testing.T) {
 	eraCodes := map[string]bool{"CodeHeaderMismatch": true, "CodeMissingCapability": true, "CodeUnsupportedVersion": true}
 	answerCodes := map[string]bool{"CodeMethodNotFound": true, "CodeInvalidParams": true}
-	mayCompare := map[string]bool{"serve.modernErrorStatus": true}
+	mayCompare := map[string]bool{"stream.modernErrorStatus": true}
 	isWire := func(e ast.Expr, names map[string]bool) bool {
 		s, ok := e.(*ast.SelectorExpr)
 		if !ok {
@@ -52,7 +52,7 @@ func TestEraDecidedOnce(t *testing.T) {
 		l, ok := e.(*ast.BasicLit)
 		return ok && l.Kind == token.STRING && (l.Value == `""` || l.Value == "``")
 	}
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "connect", "stream"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)

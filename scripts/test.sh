@@ -171,7 +171,7 @@ fuzz ./httpclient/oauth FuzzParseDeviceAuthorization
 fuzz ./httpclient FuzzSSEStream
 fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter
-fuzz ./bridge/serve FuzzParseEventID
+fuzz ./bridge/stream FuzzParseEventID
 fuzz ./bridge/serve FuzzParseTokenFile
 fuzz ./bridge/rsauth FuzzVerify
 fuzz ./bridge/rsauth FuzzMaxAge

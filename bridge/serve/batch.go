@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -70,7 +71,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 			}
 			if err := s.child().start(cl, m); err != nil {
 				s.settled(cl, true)
-				sk.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
+				sk.Push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
 			}
 		case wire.KindNotification:
 			s.notify(m)
@@ -85,7 +86,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		return
 	}
 	// Several answers: always a stream, one response per event.
-	rsp := newResponder(w, false)
-	rsp.sse = true // resumable, or not, like any other stream of the session
+	rsp := stream.NewResponder(w, false)
+	rsp.ForceSSE() // resumable, or not, like any other stream of the session
 	s.stream(r, rsp, sk, nil)
 }

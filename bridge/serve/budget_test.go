@@ -9,87 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
-
-func testLimits(maxBuffered, perStream int64) *limits {
-	cfg := Config{MaxBuffered: maxBuffered, MaxMessageSize: int(perStream)}
-	return newLimits(&cfg, zerolog.Nop(), &ratelog.Kinds{})
-}
-
-func budgetSink(l *limits, want int) (*sink, *atomic.Int32) {
-	s := newSink(want)
-	s.lim = l
-	var aborts atomic.Int32
-	s.setAbort(func() { aborts.Add(1) })
-	return s, &aborts
-}
-
-// One stream holds one message, or a queue up to --max-message-size; a
-// client that lets more pile up loses its stream, not the bridge its
-// memory.
-func TestSinkPerStreamBound(t *testing.T) {
-	l := testLimits(1<<20, 100)
-	s, aborts := budgetSink(l, -1)
-	if !s.push(make([]byte, 150), false) { // alone, a message always fits
-		t.Fatal("first message refused")
-	}
-	if _, _, overrun := s.take(); overrun {
-		t.Fatal("a single message overran the stream")
-	}
-	// Taken but not written (a blocked write): still held.
-	s.push(make([]byte, 10), false)
-	if _, _, overrun := s.take(); !overrun || aborts.Load() != 1 {
-		t.Fatalf("overrun %v, aborts %d: want the stream cut and its write aborted", overrun, aborts.Load())
-	}
-	if s.push([]byte("x"), false) {
-		t.Error("a cut stream took a message")
-	}
-}
-
-// Past --max-buffered the stream holding the most is cut, its bytes come
-// back to the budget, and new requests are refused while it is spent.
-func TestBudgetCutsLargestHolder(t *testing.T) {
-	l := testLimits(100, 1000)
-	big, bigAborts := budgetSink(l, -1)
-	small, smallAborts := budgetSink(l, -1)
-	big.push(make([]byte, 60), false)
-	msgs, _, _ := big.take() // in a blocked write
-	small.push(make([]byte, 30), false)
-	if l.spent() {
-		t.Fatal("budget spent at 90 of 100 bytes")
-	}
-	small.push(make([]byte, 20), false) // 110 > 100
-	if bigAborts.Load() != 1 || smallAborts.Load() != 0 {
-		t.Fatalf("aborts: big %d, small %d; want the largest holder cut", bigAborts.Load(), smallAborts.Load())
-	}
-	if !l.spent() {
-		t.Error("budget not spent while the cut stream's write is still blocked")
-	}
-	big.drop(msgs) // the aborted write returns
-	if l.spent() {
-		t.Error("budget still spent after the cut stream let go")
-	}
-	m, _, overrun := small.take()
-	if overrun || len(m) != 2 {
-		t.Fatalf("the smaller stream lost its messages: %d, overrun %v", len(m), overrun)
-	}
-	small.drop(m)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.buffered != 0 || len(l.holding) != 0 {
-		t.Errorf("after every message was written: %d bytes held by %d streams, want 0", l.buffered, len(l.holding))
-	}
-}
 
 // --max-inflight: a request beyond it gets 503 with Retry-After while the
 // others run; once they are done, requests are served again.
@@ -115,7 +42,7 @@ func TestMaxInflight(t *testing.T) {
 	}
 	cancel() // the long call is cancelled at the child
 	resp.Body.Close()
-	waitFor(t, "the cancelled call to leave", func() bool { return b.lim.inflight.Load() == 0 })
+	waitFor(t, "the cancelled call to leave", func() bool { return b.lim.Inflight() == 0 })
 	if r3, body := rawPost(t, b.URL, list, modernHeaders("tools/list", "")); r3.StatusCode != 200 {
 		t.Errorf("after the long call ended: %d %s", r3.StatusCode, body)
 	}
@@ -201,7 +128,7 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.inputRequired(&resp, []byte(`{}`), []byte("7"), "tools/call")
-	msgs, complete, _ := cl.sink.take()
+	msgs, complete := cl.sink.Drain()
 	if len(s.tr.inputs) != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
 		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", len(s.tr.inputs), len(msgs), complete)
 	}
@@ -277,11 +204,11 @@ func TestChildBrokenJSONDropped(t *testing.T) {
 	cl := &call{childID: 1, method: "tools/call", complete: true, sink: h.newSink(1), origID: []byte("7")}
 	c.calls[1] = cl
 	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":tru}}}`))
-	if msgs, complete, _ := cl.sink.take(); len(msgs) != 0 || complete {
+	if msgs, complete := cl.sink.Drain(); len(msgs) != 0 || complete {
 		t.Fatalf("a broken line reached the client: %q", msgs)
 	}
 	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":true}}}`))
-	if msgs, complete, _ := cl.sink.take(); len(msgs) != 1 || !complete || !strings.Contains(string(msgs[0]), `"id":7`) {
+	if msgs, complete := cl.sink.Drain(); len(msgs) != 1 || !complete || !strings.Contains(string(msgs[0]), `"id":7`) {
 		t.Fatalf("the well-formed answer: %q complete %v", msgs, complete)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
@@ -49,14 +50,14 @@ type call struct {
 	onFinal func(m *wire.Message) bool
 
 	mu        sync.Mutex
-	origID    []byte   // the client's id, verbatim
-	origToken []byte   // the client's progress token, verbatim; nil if none
-	sink      *sink    // where the client reads; nil while suspended (MRTR)
-	held      [][]byte // raw child messages kept while suspended
-	heldBytes int      // their size, bounded like a stream's queue
+	origID    []byte       // the client's id, verbatim
+	origToken []byte       // the client's progress token, verbatim; nil if none
+	sink      *stream.Sink // where the client reads; nil while suspended (MRTR)
+	held      [][]byte     // raw child messages kept while suspended
+	heldBytes int          // their size, bounded like a stream's queue
 }
 
-func (cl *call) target() (id, token []byte, sk *sink) {
+func (cl *call) target() (id, token []byte, sk *stream.Sink) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	return cl.origID, cl.origToken, cl.sink
@@ -76,7 +77,7 @@ type childConn struct {
 	ids   *atomic.Int64
 	owner owner
 	log   zerolog.Logger
-	lim   *limits        // counts the calls in flight; nil outside a Handler
+	lim   *stream.Limits // counts the calls in flight; nil outside a Handler
 	warn  *ratelog.Kinds // rate-limits warnings about the child's output
 	// filter hides tools (Config.ToolFilter, filter.go); nil hides none.
 	filter func(name string) bool
@@ -151,7 +152,7 @@ func (c *childConn) register(cl *call) error {
 		return errChildGone
 	}
 	c.calls[cl.childID] = cl
-	c.lim.started()
+	c.lim.Started()
 	if cl.logLevel {
 		c.logging++
 	}
@@ -231,7 +232,7 @@ func (c *childConn) take(id int64) *call {
 	cl := c.calls[id]
 	if cl != nil {
 		delete(c.calls, id)
-		c.lim.ended(1)
+		c.lim.Ended(1)
 		if cl.logLevel {
 			c.logging--
 		}
@@ -357,7 +358,7 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 				edits = append(edits, e)
 			}
 		}
-		out = wire.SpliceTo(getBuf(len(m.Raw)), m.Raw, edits...)
+		out = wire.SpliceTo(stream.GetBuf(len(m.Raw)), m.Raw, edits...)
 	case m.Method == "notifications/progress":
 		if token == nil {
 			return
@@ -371,7 +372,7 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 	c.deliver(cl, sk, out, final)
 }
 
-func (c *childConn) deliver(cl *call, sk *sink, msg []byte, final bool) {
+func (c *childConn) deliver(cl *call, sk *stream.Sink, msg []byte, final bool) {
 	if cl.sess != nil {
 		cl.sess.settled(cl, final)
 	}
@@ -379,7 +380,7 @@ func (c *childConn) deliver(cl *call, sk *sink, msg []byte, final bool) {
 		cl.deliverFn(msg, final)
 		return
 	}
-	if !sk.push(msg, final) {
+	if !sk.Push(msg, final) {
 		c.log.Debug().Int64("child_id", cl.childID).Msg("client stream gone; message dropped")
 	}
 }
@@ -394,7 +395,7 @@ func (c *childConn) suspend(cl *call) {
 
 // resume attaches a suspended call to the retry's stream, under the retry's
 // id and progress token, and replays what the child sent meanwhile.
-func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
+func (c *childConn) resume(cl *call, id, token []byte, sk *stream.Sink) {
 	cl.mu.Lock()
 	cl.origID, cl.sink = id, sk
 	if token != nil {
@@ -443,7 +444,7 @@ func (c *childConn) onNotification(m *wire.Message) {
 		if id, ok := wire.ParseIntID(m.Bytes(m.RequestID)); ok {
 			if cl := c.take(id); cl != nil {
 				if _, _, sk := cl.target(); sk != nil {
-					sk.end()
+					sk.End()
 				}
 				if cl.sess != nil {
 					cl.sess.settled(cl, true)
@@ -503,7 +504,7 @@ func (c *childConn) failAll(reason string, exitErr error) {
 	c.gone = true
 	calls := c.calls
 	c.calls = make(map[int64]*call)
-	c.lim.ended(len(calls))
+	c.lim.Ended(len(calls))
 	c.logging = 0
 	c.mu.Unlock()
 	var data []byte
@@ -527,12 +528,7 @@ func (c *childConn) failAll(reason string, exitErr error) {
 
 // perStream is what one client stream may hold, which also bounds what the
 // bridge keeps for one call or session while no stream is open.
-func (c *childConn) perStream() int {
-	if c.lim == nil {
-		return int(unbudgeted.perStream)
-	}
-	return int(c.lim.perStream)
-}
+func (c *childConn) perStream() int { return c.lim.PerStream() }
 
 // pending returns the number of calls in flight.
 func (c *childConn) pending() int {
@@ -542,31 +538,3 @@ func (c *childConn) pending() int {
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
-
-// bigMessage is the size from which message buffers are recycled.
-const bigMessage = 1 << 20
-
-// bigPool recycles the buffers of large messages (tool results of several
-// MiB): on a VM a fresh allocation costs a page fault per 4 KiB, more than
-// copying the bytes.
-var bigPool sync.Pool
-
-// getBuf returns an empty buffer for a message of about n bytes: pooled when
-// n is large, nil (a plain allocation by the caller) otherwise.
-func getBuf(n int) []byte {
-	if n < bigMessage {
-		return nil
-	}
-	if bp, _ := bigPool.Get().(*[]byte); bp != nil && cap(*bp) >= n {
-		return (*bp)[:0]
-	}
-	return make([]byte, 0, n+n/8)
-}
-
-// putBuf hands a written message's buffer back for reuse.
-func putBuf(b []byte) {
-	if cap(b) >= bigMessage && cap(b) <= 64<<20 {
-		b = b[:0]
-		bigPool.Put(&b)
-	}
-}

@@ -34,10 +34,10 @@ func TestDetachedStreamCompletes(t *testing.T) {
 	if n := strings.Count(string(body), "notifications/progress"); n != 3 || !strings.Contains(string(body), `"result"`) {
 		t.Fatalf("%d progress events (want 3) and the result in %q", n, body)
 	}
-	if b.detached.total.Load() == 0 {
+	if b.streams.DetachedTotal() == 0 {
 		t.Fatal("the stream never left net/http")
 	}
-	waitFor(t, "the detached stream to end", func() bool { return b.detached.count() == 0 })
+	waitFor(t, "the detached stream to end", func() bool { return b.streams.Detached() == 0 })
 }
 
 // A call that asked for progress leaves net/http at its first wait, before
@@ -56,7 +56,7 @@ func TestDetachedBeforeDecided(t *testing.T) {
 			modernHeaders("tools/call", "hold"))
 		held <- answer{resp, body}
 	}()
-	waitFor(t, "the held call to leave net/http", func() bool { return b.detached.count() == 1 })
+	waitFor(t, "the held call to leave net/http", func() bool { return b.streams.Detached() == 1 })
 	// A graceful stop waits for it (http.Server.Shutdown does not).
 	expired, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -185,7 +185,7 @@ func streamCost(tb testing.TB, n int) (heap, stack int64) {
 // Linux) and returns their heap and stack bytes per stream.
 func detachedCost(tb testing.TB, br *Handler, n int, before memUse, goBefore int, waiters int) (heap, stack int64) {
 	tb.Helper()
-	waitForTB(tb, "every stream to be detached", func() bool { return br.detached.count() == n })
+	waitForTB(tb, "every stream to be detached", func() bool { return br.streams.Detached() == n })
 	after := liveBytes()
 	heap, stack = (after.heap-before.heap)/int64(n), (after.stack-before.stack)/int64(n)
 	per := heap + stack
@@ -194,19 +194,19 @@ func detachedCost(tb testing.TB, br *Handler, n int, before memUse, goBefore int
 	stacks := make([]byte, 64<<20)
 	stacks = stacks[:runtime.Stack(stacks, true)]
 	for _, g := range strings.Split(string(stacks), "\n\n") {
-		for _, fn := range []string{"net/http.(*conn).serve", "net/http.(*connReader).backgroundRead", "bridge/serve.(*rawStream).read", "bridge/serve.(*Handler).pumpDetachable.func"} {
+		for _, fn := range []string{"net/http.(*conn).serve", "net/http.(*connReader).backgroundRead", "bridge/stream.(*rawStream).read", "bridge/stream.(*Engine).PumpDetachable.func"} {
 			if strings.Contains(g, fn) {
 				census[fn]++
 			}
 		}
-		if strings.Contains(g, "net/http.(*conn).serve") && strings.Contains(g, "bridge/serve.pump(") {
+		if strings.Contains(g, "net/http.(*conn).serve") && strings.Contains(g, "bridge/stream.pump(") {
 			census["stream waiting in its handler"]++
 		}
 	}
 	tb.Logf("%d open streams: %d bytes each (heap %d, stacks %d), %.2f goroutines each (both sides), goroutines by kind %v",
 		n, per, heap, stack, float64(runtime.NumGoroutine()-goBefore)/float64(n), census)
 	if b, ok := tb.(*testing.B); ok {
-		b.ReportMetric(float64(census["bridge/serve.(*rawStream).read"]+census["bridge/serve.(*Handler).pumpDetachable.func"])/float64(n), "goroutines/stream")
+		b.ReportMetric(float64(census["bridge/stream.(*rawStream).read"]+census["bridge/stream.(*Engine).PumpDetachable.func"])/float64(n), "goroutines/stream")
 	}
 	if census["stream waiting in its handler"] != 0 || census["net/http.(*conn).serve"] > 2 || census["net/http.(*connReader).backgroundRead"] > 2 {
 		tb.Errorf("net/http still serves the waiting streams: %v", census)
@@ -217,7 +217,7 @@ func detachedCost(tb testing.TB, br *Handler, n int, before memUse, goBefore int
 	if runtime.GOOS == "linux" {
 		readers = 0
 	}
-	if census["bridge/serve.(*rawStream).read"] != readers || census["bridge/serve.(*Handler).pumpDetachable.func"] != waiters {
+	if census["bridge/stream.(*rawStream).read"] != readers || census["bridge/stream.(*Engine).PumpDetachable.func"] != waiters {
 		tb.Errorf("want %d waiting goroutines and %d readers: %v", waiters, readers, census)
 	}
 	return heap, stack
@@ -267,7 +267,7 @@ func TestLegacyGetStreamDetached(t *testing.T) {
 		t.Errorf("a detachable GET stream should say Connection: close")
 	}
 	<-ch // priming event
-	waitFor(t, "the GET stream to detach", func() bool { return b.detached.count() == 1 })
+	waitFor(t, "the GET stream to detach", func() bool { return b.streams.Detached() == 1 })
 	s := b.sessions.lookup(sid)
 	attached := func() int {
 		s.mu.Lock()
@@ -287,7 +287,7 @@ func TestLegacyGetStreamDetached(t *testing.T) {
 		t.Fatalf("the detached GET stream carried %+v, want list_changed", ev)
 	}
 	gcancel()
-	waitFor(t, "the detached stream to end", func() bool { return b.detached.count() == 0 })
+	waitFor(t, "the detached stream to end", func() bool { return b.streams.Detached() == 0 })
 	waitFor(t, "the attachment to be released", func() bool { return attached() == 0 })
 	if v, _ := sample(scrape(t, tel), "mcp_bridge_open_streams"); v != 0 {
 		t.Errorf("open streams after the client left: %v, want 0", v)
@@ -353,8 +353,8 @@ func TestDetachedStreamObservedWhole(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":4},` +
 		strings.Replace(modernMeta, `"io.modelcontextprotocol/clientInfo"`, `"progressToken":"p","io.modelcontextprotocol/clientInfo"`, 1) + `}}`
 	resp, body := rawPost(t, b.URL, call, modernHeaders("tools/call", "memo_export_memos"))
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"result"`) || b.detached.total.Load() != 1 {
-		t.Fatalf("progress call: %d, detached %d: %s", resp.StatusCode, b.detached.total.Load(), body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"result"`) || b.streams.DetachedTotal() != 1 {
+		t.Fatalf("progress call: %d, detached %d: %s", resp.StatusCode, b.streams.DetachedTotal(), body)
 	}
 	waitFor(t, "the stream's access-log line", func() bool { return strings.Contains(b.log.String(), `"tool":"memo_export_memos"`) })
 	var line struct {
@@ -395,12 +395,12 @@ func TestLegacyProgressStreamDetached(t *testing.T) {
 	b := startBridge(t, Config{AccessLog: true}, bins["memos"], "-modern=false", "-step-delay", delay.String())
 	sid := legacyInit(t, b.URL, "", "2025-11-25")
 	hdr := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	before := b.detached.total.Load()
+	before := b.streams.DetachedTotal()
 	resp, body := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memo_export_memos","arguments":{"steps":4},"_meta":{"progressToken":"p"}}}`, hdr)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || !resp.Close {
 		t.Fatalf("progress call: %d %q close=%v", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Close)
 	}
-	if n := b.detached.total.Load() - before; n != 1 {
+	if n := b.streams.DetachedTotal() - before; n != 1 {
 		t.Errorf("%d streams detached, want the progress call's", n)
 	}
 	if got := strings.Count(string(body), "notifications/progress"); got != steps || !strings.Contains(string(body), `"id":5,"result"`) {

@@ -26,7 +26,7 @@ func TestFailedInitializeReleasesReplayLog(t *testing.T) {
 			t.Fatalf("initialize with a child that cannot start: %d %s", resp.StatusCode, body)
 		}
 	}
-	if n := b.replays.count(); n != 0 {
+	if n := b.replays.Count(); n != 0 {
 		t.Fatalf("%d replay logs left in the budget after 50 failed initializes, want 0", n)
 	}
 }

@@ -27,7 +27,7 @@ func holdStream(t *testing.T, b *testBridge) net.Conn {
 	t.Cleanup(func() { c.Close() })
 	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: hold\r\nContent-Length: %d\r\n\r\n%s", u.Path, u.Host, len(call), call)
-	waitFor(t, "the held call to leave net/http", func() bool { return b.detached.count() == 1 })
+	waitFor(t, "the held call to leave net/http", func() bool { return b.streams.Detached() == 1 })
 	return c
 }
 
@@ -63,7 +63,7 @@ func TestEventStreamKeepalive(t *testing.T) {
 	got = readUntil(t, c, got, "released", 1)
 	readUntil(t, c, got, "\r\n0\r\n\r\n", 1)
 	c.Close()
-	waitFor(t, "the stream to end", func() bool { return b.detached.count() == 0 })
+	waitFor(t, "the stream to end", func() bool { return b.streams.Detached() == 0 })
 }
 
 // A client that goes away from a waiting stream served by events ends it:
@@ -72,10 +72,10 @@ func TestEventStreamKeepalive(t *testing.T) {
 func TestEventStreamClientGone(t *testing.T) {
 	b := startBridge(t, Config{Command: testChild()})
 	c := holdStream(t, b)
-	if n := b.lim.inflight.Load(); n != 1 {
+	if n := b.lim.Inflight(); n != 1 {
 		t.Fatalf("%d calls in flight, want the held one", n)
 	}
 	c.Close()
-	waitFor(t, "the stream to end", func() bool { return b.detached.count() == 0 })
-	waitFor(t, "the call to be abandoned", func() bool { return b.lim.inflight.Load() == 0 })
+	waitFor(t, "the stream to end", func() bool { return b.streams.Detached() == 0 })
+	waitFor(t, "the call to be abandoned", func() bool { return b.lim.Inflight() == 0 })
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -34,11 +35,10 @@ type Handler struct {
 	log   zerolog.Logger
 	guard *guard
 	ids   atomic.Int64   // child-side ids, unique across all children
-	ka    *clock         // keepalive ticks for every stream; nil if disabled
 	warn  *ratelog.Kinds // rate limit of repeated warnings
-	lim   *limits        // budgets shared by every stream and child
+	lim   *stream.Limits // budgets shared by every stream and child
 	// replays bounds every legacy session's replay log together.
-	replays *replayBudget
+	replays *stream.ReplayBudget
 	clients clientsSeen // 2026-07-28 clients already logged (clientlog.go)
 
 	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
@@ -66,9 +66,9 @@ type Handler struct {
 	// the shutdown check just before Close must not add to a wait in
 	// progress (a WaitGroup panics on that: "WaitGroup is reused before
 	// previous Wait has returned").
-	life     lifecycle.Group
-	detached detachedStreams // streams served off net/http (detach.go)
-	sse      sseConns        // the HTTP+SSE transport's streams (sse.go)
+	life    lifecycle.Group
+	streams *stream.Engine // the keepalive clock, streams served off net/http
+	sse     sseConns       // the HTTP+SSE transport's streams (sse.go)
 }
 
 // New returns a Handler. It starts nothing.
@@ -88,16 +88,14 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.ReplicaID != "" && !ValidReplicaID(cfg.ReplicaID) {
 		return nil, ErrReplicaID
 	}
-	h.lim = newLimits(&cfg, h.log, h.warn)
+	h.lim = newLimits(&cfg, h)
 	h.crash = &stdiohost.CrashWatch{Logger: h.log}
-	h.replays = newReplayBudget(cfg.maxBuffered())
+	h.replays = stream.NewReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	// At --log-level warn the access log's line would be dropped: the
 	// request is then not watched for it at all.
 	h.accessLog = cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel
-	if cfg.keepalive() > 0 {
-		h.ka = newClock()
-	}
+	h.streams = stream.NewEngine(cfg.keepalive())
 	h.shared = newSharedChild(h)
 	h.principals.h = h
 	h.sessions = newSessionTable(h)
@@ -120,8 +118,8 @@ func (h *Handler) Start() {
 	if h.warm != nil {
 		h.life.Go(func() { h.warm.run(ctx) })
 	}
-	if h.ka != nil {
-		h.life.Go(func() { h.ka.run(ctx, h.cfg.keepalive()) })
+	if h.cfg.keepalive() > 0 {
+		h.life.Go(func() { h.streams.Run(ctx) })
 	}
 }
 
@@ -157,12 +155,17 @@ func (h *Handler) Close() error {
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a
 	// stream whose connection the http.Server closes.
-	h.detached.close()
+	h.streams.Close()
 	if h.stopWatch != nil {
 		h.stopWatch()
 	}
 	return nil
 }
+
+// WaitDetached waits until every stream detached from net/http has ended
+// (or ctx ends): stream.Engine.Wait, which a graceful stop calls after
+// http.Server.Shutdown, with the same deadline, before Close.
+func (h *Handler) WaitDetached(ctx context.Context) error { return h.streams.Wait(ctx) }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Health probes are neither logged nor counted: they are the load

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -22,7 +23,7 @@ type listenHub struct {
 
 type listener struct {
 	id                        []byte // the listen request's id: the subscription id
-	sink                      *sink
+	sink                      *stream.Sink
 	tools, prompts, resources bool
 	uris                      map[string]bool
 }
@@ -88,8 +89,8 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	}
 	// A listen stream the bridge serves itself is no call at the child, but
 	// it is a request in flight like one (--max-inflight).
-	h.lim.started()
-	defer h.lim.ended(1)
+	h.lim.Started()
+	defer h.lim.Ended(1)
 	hub := &sc.listen
 	hub.add(r.Context(), conn, l)
 	defer hub.remove(conn, l)
@@ -97,11 +98,11 @@ func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *w
 	hj, _ := json.Marshal(honoured)
 	ack := append(append([]byte(`{"_meta":{"io.modelcontextprotocol/subscriptionId":`), l.id...), `},"notifications":`...)
 	ack = append(append(ack, hj...), '}')
-	l.sink.push(wire.Notification("notifications/subscriptions/acknowledged", ack), false)
-	rsp := newResponder(w, true)
-	if pump(r.Context(), rsp, l.sink, h.ka, h.refusing.Done(), nil) == pumpStopped {
+	l.sink.Push(wire.Notification("notifications/subscriptions/acknowledged", ack), false)
+	rsp := stream.NewResponder(w, true)
+	if h.streams.Pump(r.Context(), rsp, l.sink, h.refusing.Done(), nil) == stream.PumpStopped {
 		// Graceful closure (subscriptions §Closing): the listen result.
-		rsp.event(wire.ResultResponse(l.id, append(append([]byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`), l.id...), "}}"...)))
+		rsp.Event(wire.ResultResponse(l.id, append(append([]byte(`{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":`), l.id...), "}}"...)))
 	}
 }
 
@@ -134,7 +135,7 @@ func (hub *listenHub) remove(conn *childConn, l *listener) {
 		}
 	}
 	hub.mu.Unlock()
-	l.sink.close()
+	l.sink.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, u := range last {
@@ -192,7 +193,7 @@ func (hub *listenHub) deliver(m *wire.Message) bool {
 	hub.mu.Unlock()
 	for _, l := range to {
 		field := append([]byte(`"io.modelcontextprotocol/subscriptionId":`), l.id...)
-		l.sink.push(wire.WithMetaFields(m, field), false)
+		l.sink.Push(wire.WithMetaFields(m, field), false)
 	}
 	return true
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -108,21 +109,20 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 		return
 	}
-	rsp := newResponder(w, true)
-	rsp.detachable = canDetach(w, r)
-	rsp.early = m.ProgressToken.Present()
+	rsp := stream.NewResponder(w, true)
+	rsp.MayDetach(r, m.ProgressToken.Present())
 	var stop <-chan struct{}
 	if m.Method == "subscriptions/listen" {
 		stop = h.refusing.Done() // a listen stream lives until the replica drains
 	}
 	method, who := m.Method, h.guard.principal(r)
-	h.pumpDetachable(r, rsp, sk, stop, nil, func(res pumpResult) {
+	h.streams.PumpDetachable(r, rsp, sk, stop, nil, func(res stream.PumpResult) {
 		switch res {
-		case pumpClientGone:
-			sk.close()
+		case stream.PumpClientGone:
+			sk.Close()
 			h.abandon(conn, cl, "client closed the stream")
-		case pumpStopped:
-			sk.close()
+		case stream.PumpStopped:
+			sk.Close()
 			h.abandon(conn, cl, "mcp-bridge is shutting down")
 		}
 		h.logCall(method, who, cl)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -109,7 +110,7 @@ func (ss *suspensions) childRequest(c *childConn, m *wire.Message) {
 	_, _, sk := cl.target()
 	if sk != nil {
 		c.suspend(cl)
-		sk.push(ss.round(sp, cl), true)
+		sk.Push(ss.round(sp, cl), true)
 	}
 }
 
@@ -216,14 +217,14 @@ func (h *Handler) resumeInput(w http.ResponseWriter, r *http.Request, m *wire.Me
 		sp.cl.mu.Lock()
 		sp.cl.origID = clone(m.IDBytes())
 		sp.cl.mu.Unlock()
-		sk.push(ss.round(sp, sp.cl), true)
+		sk.Push(ss.round(sp, sp.cl), true)
 	} else {
 		sp.conn.resume(sp.cl, clone(m.IDBytes()), token2, sk)
 	}
-	rsp := newResponder(w, true)
-	switch pump(r.Context(), rsp, sk, h.ka, nil, nil) {
-	case pumpClientGone:
-		sk.close()
+	rsp := stream.NewResponder(w, true)
+	switch h.streams.Pump(r.Context(), rsp, sk, nil, nil) {
+	case stream.PumpClientGone:
+		sk.Close()
 		if len(rest) == 0 {
 			sp.conn.cancel(sp.cl, "client closed the stream")
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -44,7 +45,7 @@ type translation struct {
 type inputRound struct {
 	request []byte // the original request, as sent to the child, without the round's answers
 	origID  []byte
-	sink    *sink
+	sink    *stream.Sink
 	method  string
 	state   []byte            // the request state, verbatim (raw JSON string), or nil
 	keys    map[string]string // bridge request id -> inputRequests key
@@ -185,7 +186,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		return true
 	}
 	for _, msg := range out {
-		cl.sink.push(msg, false)
+		cl.sink.Push(msg, false)
 	}
 	return true
 }
@@ -215,7 +216,7 @@ func (s *session) translatedResponse(m *wire.Message) {
 	}
 	round.answers[key] = clone(m.Bytes(m.Result))
 	round.bytes += len(m.Bytes(m.Result))
-	if round.bytes > int(s.t.h.lim.perStream) {
+	if round.bytes > s.t.h.lim.PerStream() {
 		// The retry carries every answer in one message to the child.
 		for id := range round.keys {
 			delete(tr.inputs, id)
@@ -284,7 +285,7 @@ func (s *session) replacePending(cl *call) {
 func (s *session) finishCall(origID, msg []byte) {
 	if cl := s.pendingCall(origID); cl != nil {
 		s.settled(cl, true)
-		cl.sink.push(msg, true)
+		cl.sink.Push(msg, true)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -54,7 +55,7 @@ type session struct {
 	tr *translation
 	sc *sharedChild // the modern child a translated session rides on
 
-	replay *replayLog // nil: resumability disabled
+	replay *stream.ReplayLog // nil: resumability disabled
 
 	// sse is the HTTP+SSE stream the session was initialized on (sse.go);
 	// nil for a Streamable HTTP session.
@@ -68,7 +69,7 @@ type session struct {
 
 	mu         sync.Mutex
 	version    string
-	get        *sink
+	get        *stream.Sink
 	backlog    [][]byte
 	backlogLen int              // bytes in backlog
 	pending    []*call          // in arrival order
@@ -242,7 +243,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		byOrig:     map[string]*call{},
 		lastActive: time.Now(),
 		attached:   1, // by this initialize request, however long the child takes
-		replay:     newReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
+		replay:     stream.NewReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
 	}
 	// A session that never makes it into the table (the child cannot
@@ -251,7 +252,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	// for good. One that did is ended by end, which closes it.
 	defer func() {
 		if t.lookup(s.id) == nil {
-			s.replay.close()
+			s.replay.Close()
 			s.sse.unadopt(s)
 		}
 	}()
@@ -397,15 +398,14 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 		return
 	}
-	rsp := newResponder(w, false)
+	rsp := stream.NewResponder(w, false)
 	if m.Method == "initialize" {
-		rsp.sessionID = s.id
+		rsp.SetSessionID(s.id)
 	} else if m.ProgressToken.Present() {
 		// A call that asked for progress is a long one by its client's
 		// account: its stream leaves net/http at its first wait, as a
 		// 2026-07-28 one does (detach.go).
-		rsp.detachable = canDetach(w, r)
-		rsp.early = true
+		rsp.MayDetach(r, true)
 	}
 	// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
 	// the client cancelling its request." The call stays pending at the
@@ -490,13 +490,13 @@ func (s *session) notify(m *wire.Message) {
 		// not wanted, and its stream can end.
 		if s.child().take(cl.childID) != nil {
 			s.settled(cl, true)
-			cl.sink.end()
+			cl.sink.End()
 		} else if s.tr != nil && s.tr.dropRound(cl.origID) {
 			// The child answered already (with an input round) and the bridge
 			// is waiting for the client's input: nothing runs at the
 			// child to cancel, so only the round and the call end here.
 			s.settled(cl, true)
-			cl.sink.end()
+			cl.sink.End()
 			return
 		}
 	}
@@ -531,17 +531,17 @@ func (s *session) route(msg []byte, related bool) {
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
+			if !s.replay.IsParked(cl.sink) && cl.sink.Push(msg, false) {
 				return
 			}
 		}
 	}
-	if get != nil && get.push(msg, false) {
+	if get != nil && get.Push(msg, false) {
 		return
 	}
 	if !related {
 		for _, cl := range pend {
-			if !s.replay.isParked(cl.sink) && cl.sink.push(msg, false) {
+			if !s.replay.IsParked(cl.sink) && cl.sink.Push(msg, false) {
 				return
 			}
 		}
@@ -549,7 +549,7 @@ func (s *session) route(msg []byte, related bool) {
 	s.mu.Lock()
 	// Bounded in count and in bytes (what one stream may hold).
 	dropped := 0
-	for len(s.backlog) > 0 && (len(s.backlog) >= maxBacklog || s.backlogLen+len(msg) > int(s.t.h.lim.perStream)) {
+	for len(s.backlog) > 0 && (len(s.backlog) >= maxBacklog || s.backlogLen+len(msg) > s.t.h.lim.PerStream()) {
 		s.backlogLen -= len(s.backlog[0])
 		s.backlog[0] = nil
 		s.backlog = s.backlog[1:]
@@ -596,7 +596,7 @@ func (s *session) end(reason string) {
 		// Cancelled toward the child even when the child is the session's
 		// own and about to stop: it may hold resources for the call.
 		s.child().cancel(cl, "session ended")
-		cl.sink.push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
+		cl.sink.Push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
 	}
 	if s.host != nil {
 		s.conn.failAll(msg, nil)
@@ -605,7 +605,7 @@ func (s *session) end(reason string) {
 		t.shared.forget(s)
 	}
 	close(s.endCh)
-	s.replay.close()
+	s.replay.Close()
 	s.log.Info().Str("reason", reason).Msg("session ended")
 	if s.host != nil && !t.h.life.Go(func() { s.host.Close() }) {
 		s.host.Close() // Close is waiting: stop the child here
@@ -636,25 +636,25 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id := r.Header.Get("Last-Event-ID"); id != "" && s.replay != nil {
-		if no, seq, ok := parseEventID(id); ok && s.resume(w, r, no, seq) {
+		if no, seq, ok := stream.ParseEventID(id); ok && s.resume(w, r, no, seq) {
 			return
 		}
 		// Not a stream of this session (or long gone): a fresh GET stream.
 	}
 	sk := t.h.newSink(-1)
-	st := s.replay.open(sk, false)
-	rsp := newResponder(w, false)
+	st := s.replay.Open(sk, false)
+	rsp := stream.NewResponder(w, false)
 	// The standalone stream is what a 2025 client keeps open for the whole
 	// session, mostly waiting: it leaves net/http while it waits, as a
 	// 2026-07-28 progress stream does (detach.go). Its connection carries
 	// nothing else anyway, so "Connection: close" costs nothing here.
-	rsp.detachable = canDetach(w, r)
-	rsp.resumable(s.replay, st, s.primes())
+	rsp.MayDetach(r, false)
+	rsp.Resumable(s.replay, st, s.primes())
 	s.runGet(r, rsp, st, sk)
 }
 
 // runGet carries the session's standalone stream on one GET connection.
-func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *sink) {
+func (s *session) runGet(r *http.Request, rsp *stream.Responder, st *stream.ReplayStream, sk *stream.Sink) {
 	t := s.t
 	s.mu.Lock()
 	old := s.get
@@ -665,12 +665,12 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	if old != nil {
 		// A reconnecting client replaces its stream; the old connection is
 		// probably dead already (supergateway#126: a 409 here was fatal).
-		old.end()
+		old.End()
 	}
 	for _, m := range backlog {
-		sk.push(m, false)
+		sk.Push(m, false)
 	}
-	if rsp.startSSE() != nil {
+	if rsp.StartSSE() != nil {
 		s.endGet(st, sk)
 		return
 	}
@@ -678,17 +678,17 @@ func (s *session) runGet(r *http.Request, rsp *responder, st *replayStream, sk *
 	// client's attachment to the session (sessionFor): the stream holds
 	// one of its own until it ends, or the session would look idle.
 	s.attach()
-	t.h.pumpDetachable(r, rsp, sk, s.endCh, t.h.closing.Done(), func(pumpResult) {
+	t.h.streams.PumpDetachable(r, rsp, sk, s.endCh, t.h.closing.Done(), func(stream.PumpResult) {
 		s.endGet(st, sk)
 		s.detach()
 	})
 }
 
 // endGet ends sk as the session's standalone stream.
-func (s *session) endGet(st *replayStream, sk *sink) {
+func (s *session) endGet(st *stream.ReplayStream, sk *stream.Sink) {
 	// What was queued but never written waits for the next GET, ahead of
 	// anything newer.
-	left := sk.closeTake()
+	left := sk.CloseTake()
 	s.mu.Lock()
 	if s.get == sk {
 		s.get = nil
@@ -700,7 +700,7 @@ func (s *session) endGet(st *replayStream, sk *sink) {
 		}
 	}
 	s.mu.Unlock()
-	s.replay.letGo(st, false)
+	s.replay.LetGo(st, false)
 }
 
 func (t *sessionTable) serveDelete(w http.ResponseWriter, r *http.Request) {

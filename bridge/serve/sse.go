@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -111,7 +112,7 @@ type sseConn struct {
 	id    string
 	h     *Handler
 	owner Principal
-	sink  *sink         // the stream's queue; the session's GET stream
+	sink  *stream.Sink  // the stream's queue; the session's GET stream
 	endCh chan struct{} // the session's endCh: the stream ends with it
 
 	mu      sync.Mutex
@@ -150,13 +151,13 @@ func (h *Handler) openSSE(w http.ResponseWriter, r *http.Request) {
 	h.sse.mu.Lock()
 	h.sse.byID[c.id] = c
 	h.sse.mu.Unlock()
-	rsp := newResponder(w, false)
+	rsp := stream.NewResponder(w, false)
 	// Like a 2025 session's GET stream, it mostly waits: it leaves net/http
 	// while it does (detach.go).
-	rsp.detachable = canDetach(w, r)
-	err := rsp.startSSE()
+	rsp.MayDetach(r, false)
+	err := rsp.StartSSE()
 	if err == nil {
-		err = rsp.send([]byte("event: endpoint\ndata: " + h.sse.msgPath + "?sessionId=" + c.id + "\n\n"))
+		err = rsp.Send([]byte("event: endpoint\ndata: " + h.sse.msgPath + "?sessionId=" + c.id + "\n\n"))
 	}
 	if err != nil {
 		c.close()
@@ -167,7 +168,7 @@ func (h *Handler) openSSE(w http.ResponseWriter, r *http.Request) {
 		c.timer = time.AfterFunc(idle, c.expire)
 		c.mu.Unlock()
 	}
-	h.pumpDetachable(r, rsp, c.sink, c.endCh, h.closing.Done(), func(pumpResult) { c.close() })
+	h.streams.PumpDetachable(r, rsp, c.sink, c.endCh, h.closing.Done(), func(stream.PumpResult) { c.close() })
 }
 
 // expire ends a stream that has had no initialize for the idle timeout: it
@@ -177,7 +178,7 @@ func (c *sseConn) expire() {
 	idle := c.adopted == nil
 	c.mu.Unlock()
 	if idle {
-		c.sink.end()
+		c.sink.End()
 	}
 }
 
@@ -194,7 +195,7 @@ func (c *sseConn) close() {
 	c.h.sse.mu.Lock()
 	delete(c.h.sse.byID, c.id)
 	c.h.sse.mu.Unlock()
-	c.sink.close()
+	c.sink.Close()
 	if s != nil {
 		s.end("SSE stream closed")
 	}
@@ -217,7 +218,7 @@ func (h *Handler) adoptSSE(w http.ResponseWriter, r *http.Request, m *wire.Messa
 	}
 	c.adopted = s
 	c.mu.Unlock()
-	s.replay.close()
+	s.replay.Close()
 	s.replay = nil
 	s.id, s.sse, s.endCh = c.id, c, c.endCh
 	return true
@@ -253,7 +254,7 @@ func (c *sseConn) bind(s *session) {
 	s.backlog, s.backlogLen = nil, 0
 	s.mu.Unlock()
 	for _, m := range backlog {
-		c.sink.push(m, false)
+		c.sink.Push(m, false)
 	}
 	if closed { // the client left while the session started
 		s.end("SSE stream closed")
@@ -265,10 +266,10 @@ func (c *sseConn) bind(s *session) {
 // the session's stream ("the server MUST send an endpoint event ... Server
 // messages are sent as SSE message events"), with its own end, so that a
 // cancelled call ends without ending the stream.
-func (s *session) callSink(want int) *sink {
+func (s *session) callSink(want int) *stream.Sink {
 	sk := s.t.h.newSink(want)
 	if s.sse != nil {
-		sk.to = s.sse.sink
+		sk.ForwardTo(s.sse.sink)
 	}
 	return sk
 }
@@ -277,8 +278,8 @@ func (s *session) callSink(want int) *sink {
 // (through its sink, which forwards there: callSink). The request's
 // telemetry ends with the POST, as the access log's line does: the
 // transport has no response of the request's own to measure.
-func (c *sseConn) accepted(rsp *responder) {
-	rsp.w.WriteHeader(http.StatusAccepted)
+func (c *sseConn) accepted(rsp *stream.Responder) {
+	rsp.WriteHeader(http.StatusAccepted)
 }
 
 // postSSE serves a POST on the message path: servePost with the stream's
@@ -353,6 +354,6 @@ func (rw *sseReply) finish(c *sseConn) {
 	}
 	rw.w.WriteHeader(http.StatusAccepted)
 	if len(rw.body) > 0 {
-		c.sink.push(rw.body, false)
+		c.sink.Push(rw.body, false)
 	}
 }

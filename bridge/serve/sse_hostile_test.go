@@ -166,11 +166,7 @@ func TestSSEUnreadStreamBounded(t *testing.T) {
 		}
 	}
 	waitFor(t, "the session to end", func() bool { return b.sessions.count() == 0 })
-	waitFor(t, "the budget to be given back", func() bool {
-		b.lim.mu.Lock()
-		defer b.lim.mu.Unlock()
-		return b.lim.buffered == 0
-	})
+	waitFor(t, "the budget to be given back", func() bool { return b.lim.Buffered() == 0 })
 	if !strings.Contains(b.log.String(), "stream cut") {
 		t.Errorf("no stream-cut warning in the log")
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -36,6 +37,8 @@ type obsWriter struct {
 }
 
 var obsPool = sync.Pool{New: func() any { return new(obsWriter) }}
+
+var _ stream.Observed = (*obsWriter)(nil) // a detached stream takes its observation along
 
 func (o *obsWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
@@ -106,15 +109,35 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 
 func noPrincipal() string { return "" }
 
-// handOff returns a copy of o for a stream that leaves net/http, which
+// HandOff returns a copy of o for a stream that leaves net/http, which
 // finishes the request's observation when it ends (its duration, span,
 // access-log line and bytes are the whole stream's, not the part before
-// it left); o itself then records nothing.
-func (o *obsWriter) handOff() *obsWriter {
+// it left); o itself then records nothing. It makes o a stream.Observed.
+func (o *obsWriter) HandOff() stream.Observer {
 	c := *o
 	c.ResponseWriter = nil
 	o.handedOff, o.sse = true, false
 	return &c
+}
+
+// Head, SSEOpened and Finish make a handed-off copy the stream.Observer of
+// the stream that took it: the stream's own head sets the status (unless
+// net/http wrote one), an SSE head counts an open stream, and the end
+// adds the stream's bytes and records the request.
+func (o *obsWriter) Head(status int) {
+	if o.status == 0 {
+		o.status = status
+	}
+}
+
+func (o *obsWriter) SSEOpened() {
+	o.status, o.sse = http.StatusOK, true
+	o.h.tel.StreamOpened()
+}
+
+func (o *obsWriter) Finish(out int64, session string) {
+	o.out += out
+	o.h.finishObserved(o, session)
 }
 
 // finishObserved records a request once its response has ended: its Op
@@ -243,13 +266,10 @@ func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire
 
 // gauges is what /metrics reads of the Handler.
 func (h *Handler) gauges() telemetry.Gauges {
-	h.lim.mu.Lock()
-	buffered := h.lim.buffered
-	h.lim.mu.Unlock()
 	return telemetry.Gauges{
 		Children:       int(h.children.Load()),
 		LegacySessions: h.sessions.count(),
-		BufferedBytes:  buffered,
-		Inflight:       int(h.lim.inflight.Load()),
+		BufferedBytes:  h.lim.Buffered(),
+		Inflight:       int(h.lim.Inflight()),
 	}
 }

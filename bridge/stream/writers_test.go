@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"io"
@@ -13,12 +13,12 @@ func TestWritersSpillWhenAllBusy(t *testing.T) {
 	var ws writers
 	defer ws.close()
 	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)
-	stream := func(c net.Conn) (*responder, *sink) {
-		r := &responder{modern: true, raw: &rawStream{c: c, cancel: func() {}, writers: &ws, chunks: true}}
+	stream := func(c net.Conn) (*Responder, *Sink) {
+		r := &Responder{modern: true, raw: &rawStream{c: c, cancel: func() {}, writers: &ws, chunks: true}}
 		r.raw.job.done = make(chan struct{}, 1)
 		r.started, r.sse = true, true
-		s := newSink(-1)
-		s.push(msg, false)
+		s := NewSink(-1)
+		s.Push(msg, false)
 		return r, s
 	}
 	// net.Pipe has no buffer: a write blocks until the other end reads.

@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"sync"
@@ -10,12 +10,12 @@ import (
 // reader goroutine pushes without ever blocking; the request's goroutine
 // drains and writes.
 //
-// Every byte pushed is charged to the Handler's budget (see limits) until the
+// Every byte pushed is charged to the Handler's budget (see Limits) until the
 // pump has written it (written) or the stream drops it: one stream may hold
 // one message, or a queue up to --max-message-size; past that, or when the
 // stream holds the most while the total is over --max-buffered, it is cut.
-type sink struct {
-	lim *limits
+type Sink struct {
+	lim *Limits
 
 	mu      sync.Mutex
 	q       [][]byte
@@ -29,22 +29,24 @@ type sink struct {
 	// to, if set, is the stream that carries what is pushed here: the
 	// sink keeps its own count of expected responses and its end, but
 	// queues nothing and is charged nothing itself (an HTTP+SSE session's
-	// calls all answer on its one stream: sse.go).
-	to *sink
+	// calls all answer on its one stream: serve's sse.go).
+	to *Sink
 
 	charged int64     // held: queued plus taken and not yet written (lim.mu)
 	cutting bool      // picked to be cut (lim.mu)
 	since   time.Time // when charged last rose from zero (lim.mu)
 }
 
-func newSink(want int) *sink {
-	return &sink{wake: make(chan struct{}, 1), want: want, lim: unbudgeted}
+// NewSink returns a sink that expects want final responses (<0: an
+// unbounded stream), charged to no Handler's budget (Limits.NewSink is).
+func NewSink(want int) *Sink {
+	return &Sink{wake: make(chan struct{}, 1), want: want, lim: unbudgeted}
 }
 
-// push queues msg. final marks a response that completes one expected
+// Push queues msg. final marks a response that completes one expected
 // request. It reports false if the stream is gone, so that a caller with a
 // choice of streams can try another.
-func (s *sink) push(msg []byte, final bool) bool {
+func (s *Sink) Push(msg []byte, final bool) bool {
 	s.mu.Lock()
 	if s.closed || s.want == 0 {
 		s.mu.Unlock()
@@ -55,7 +57,7 @@ func (s *sink) push(msg []byte, final bool) bool {
 			s.want--
 		}
 		s.mu.Unlock()
-		return s.to.push(msg, false)
+		return s.to.Push(msg, false)
 	}
 	ok, victims := s.lim.charge(s, len(msg))
 	if !ok {
@@ -78,7 +80,7 @@ func (s *sink) push(msg []byte, final bool) bool {
 
 // cut ends the stream for a client that holds too much: the queue is
 // dropped, a write blocked on the client is aborted, and the pump ends.
-func (s *sink) cut() {
+func (s *Sink) cut() {
 	s.mu.Lock()
 	s.overrun, s.closed = true, true
 	dropped := s.bytes
@@ -92,16 +94,16 @@ func (s *sink) cut() {
 	s.signal()
 }
 
-// end marks an unbounded stream complete (a listen stream torn down by the
+// End marks an unbounded stream complete (a listen stream torn down by the
 // child, a session that ended).
-func (s *sink) end() {
+func (s *Sink) End() {
 	s.mu.Lock()
 	s.want = 0
 	s.mu.Unlock()
 	s.signal()
 }
 
-func (s *sink) signal() {
+func (s *Sink) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -115,16 +117,29 @@ func (s *sink) signal() {
 // expected response has been queued, or the stream was ended). The caller
 // owns the messages and must hand each to drop once it is written or
 // dropped.
-func (s *sink) take() (msgs [][]byte, complete, overrun bool) {
+func (s *Sink) take() (msgs [][]byte, complete, overrun bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msgs, s.q, s.bytes = s.q, nil, 0
 	return msgs, s.want == 0, s.overrun
 }
 
+// Drain takes the queued messages out of the sink and its budget, and
+// reports whether the stream is complete: the caller owns the messages (a
+// caller that inspects a sink instead of pumping it, such as a test).
+func (s *Sink) Drain() (msgs [][]byte, complete bool) {
+	msgs, complete, _ = s.take()
+	var n int64
+	for _, m := range msgs {
+		n += int64(len(m))
+	}
+	s.lim.release(s, n)
+	return msgs, complete
+}
+
 // drop releases taken messages, written or not, and recycles their
 // buffers.
-func (s *sink) drop(msgs [][]byte) {
+func (s *Sink) drop(msgs [][]byte) {
 	var n int64
 	for i, m := range msgs {
 		n += int64(len(m))
@@ -137,7 +152,7 @@ func (s *sink) drop(msgs [][]byte) {
 // keep releases taken messages whose buffers now belong to someone else
 // (the replay log): their bytes leave the budget, the buffers are not
 // recycled.
-func (s *sink) keep(msgs [][]byte) {
+func (s *Sink) keep(msgs [][]byte) {
 	var n int64
 	for i, m := range msgs {
 		n += int64(len(m))
@@ -147,7 +162,7 @@ func (s *sink) keep(msgs [][]byte) {
 }
 
 // setAbort installs the function that ends a write blocked on the client.
-func (s *sink) setAbort(f func()) {
+func (s *Sink) setAbort(f func()) {
 	s.mu.Lock()
 	s.abort = f
 	cut := s.overrun
@@ -157,8 +172,8 @@ func (s *sink) setAbort(f func()) {
 	}
 }
 
-// close refuses further pushes; the stream's reader is gone.
-func (s *sink) close() {
+// Close refuses further pushes; the stream's reader is gone.
+func (s *Sink) Close() {
 	s.mu.Lock()
 	s.closed = true
 	dropped := s.bytes
@@ -167,13 +182,47 @@ func (s *sink) close() {
 	s.lim.release(s, int64(dropped))
 }
 
-// closeTake is close that hands back what was queued and not yet taken,
+// CloseTake is Close that hands back what was queued and not yet taken,
 // for a caller that can still deliver it elsewhere.
-func (s *sink) closeTake() [][]byte {
+func (s *Sink) CloseTake() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	q := s.q
 	s.q, s.bytes = nil, 0
 	return q
+}
+
+// ForwardTo makes to carry what is pushed to s (an HTTP+SSE session's
+// calls all answer on its one stream): s keeps its own count of expected
+// responses and its end, but queues nothing and is charged nothing itself.
+func (s *Sink) ForwardTo(to *Sink) { s.to = to }
+
+// bigMessage is the size from which message buffers are recycled.
+const bigMessage = 1 << 20
+
+// bigPool recycles the buffers of large messages (tool results of several
+// MiB): on a VM a fresh allocation costs a page fault per 4 KiB, more than
+// copying the bytes.
+var bigPool sync.Pool
+
+// GetBuf returns an empty buffer for a message of about n bytes: pooled when
+// n is large, nil (a plain allocation by the caller) otherwise. A sink
+// recycles the buffer once the message is written (drop).
+func GetBuf(n int) []byte {
+	if n < bigMessage {
+		return nil
+	}
+	if bp, _ := bigPool.Get().(*[]byte); bp != nil && cap(*bp) >= n {
+		return (*bp)[:0]
+	}
+	return make([]byte, 0, n+n/8)
+}
+
+// putBuf hands a written message's buffer back for reuse.
+func putBuf(b []byte) {
+	if cap(b) >= bigMessage && cap(b) <= 64<<20 {
+		b = b[:0]
+		bigPool.Put(&b)
+	}
 }

@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"sync"
@@ -13,40 +13,41 @@ import (
 // the first thing to give up — over the budget, the oldest events of the
 // largest log are dropped (a client that resumes past them is told of the
 // gap as with any evicted event), and no request is refused for it.
-type replayBudget struct {
+type ReplayBudget struct {
 	max   int64
 	total atomic.Int64
 
 	mu   sync.Mutex
-	logs map[*replayLog]struct{}
+	logs map[*ReplayLog]struct{}
 }
 
-func newReplayBudget(max int64) *replayBudget {
-	return &replayBudget{max: max, logs: map[*replayLog]struct{}{}}
+// NewReplayBudget returns a budget of max bytes for the logs that join it.
+func NewReplayBudget(max int64) *ReplayBudget {
+	return &ReplayBudget{max: max, logs: map[*ReplayLog]struct{}{}}
 }
 
-func (b *replayBudget) join(l *replayLog) {
+func (b *ReplayBudget) join(l *ReplayLog) {
 	b.mu.Lock()
 	b.logs[l] = struct{}{}
 	b.mu.Unlock()
 }
 
-func (b *replayBudget) leave(l *replayLog) {
+func (b *ReplayBudget) leave(l *ReplayLog) {
 	b.mu.Lock()
 	delete(b.logs, l)
 	b.mu.Unlock()
 }
 
 // over reports whether the logs together keep more than the budget.
-func (b *replayBudget) over() bool { return b != nil && b.total.Load() > b.max }
+func (b *ReplayBudget) over() bool { return b != nil && b.total.Load() > b.max }
 
 // shed drops the oldest events of the largest logs until the total fits.
 // It takes one log's lock at a time (never while holding another), so
 // logs may call it after recording.
-func (b *replayBudget) shed() {
+func (b *ReplayBudget) shed() {
 	for b.over() {
 		b.mu.Lock()
-		var big *replayLog
+		var big *ReplayLog
 		var most int64
 		for l := range b.logs {
 			if n := l.size.Load(); n > most {
@@ -60,9 +61,12 @@ func (b *replayBudget) shed() {
 	}
 }
 
-// count returns the logs in the budget.
-func (b *replayBudget) count() int {
+// Count returns the logs in the budget.
+func (b *ReplayBudget) Count() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.logs)
 }
+
+// Total returns the bytes the logs keep together.
+func (b *ReplayBudget) Total() int64 { return b.total.Load() }

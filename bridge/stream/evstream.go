@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 //
 // Streams that also end on a channel (a listen stream on drain, a 2025
 // session's streams when the session ends) keep a goroutine that selects
-// on it (pumpDetachable).
+// on it (PumpDetachable).
 type evStream struct {
-	h    *Handler
-	rsp  *responder
-	sk   *sink
+	en   *Engine
+	rsp  *Responder
+	sk   *Sink
 	rs   *rawStream
 	ctx  context.Context
-	done func(pumpResult)
+	done func(PumpResult)
 
 	mu      sync.Mutex
 	pending evMask
@@ -30,7 +30,7 @@ type evStream struct {
 	ticks   int  // keepalive ticks seen
 
 	// Only the writer serving the stream touches these.
-	res      pumpResult
+	res      PumpResult
 	stopGone func() bool
 }
 
@@ -43,13 +43,13 @@ const (
 )
 
 // serveEvents serves a detached stream by events from now on.
-func (h *Handler) serveEvents(ctx context.Context, rsp *responder, sk *sink, rs *rawStream, done func(pumpResult)) {
+func (en *Engine) serveEvents(ctx context.Context, rsp *Responder, sk *Sink, rs *rawStream, done func(PumpResult)) {
 	// Busy from the start: events that come during the set-up are only
 	// marked, and served by the writer it ends with (e.mu is not held
 	// here: the clock kicks under its own lock).
-	e := &evStream{h: h, rsp: rsp, sk: sk, rs: rs, ctx: ctx, done: done, busy: true, pending: evWake}
+	e := &evStream{en: en, rsp: rsp, sk: sk, rs: rs, ctx: ctx, done: done, busy: true, pending: evWake}
 	e.stopGone = context.AfterFunc(ctx, func() { e.kick(evGone) })
-	h.ka.subscribe(e)
+	en.ka.subscribe(e)
 	sk.ev.Store(e) // from here on the sink kicks; evWake covers what came before
 	rs.writers.submit(e)
 }
@@ -117,9 +117,9 @@ func (e *evStream) run() {
 }
 
 // step is one turn of pump's loop for the events in ev.
-func (e *evStream) step(ev evMask) (pumpResult, bool) {
+func (e *evStream) step(ev evMask) (PumpResult, bool) {
 	if ev&evGone != 0 {
-		return pumpClientGone, true
+		return PumpClientGone, true
 	}
 	if ev&evWake != 0 {
 		if res, more := e.rsp.do(e.sk, opStep); !more {
@@ -137,14 +137,14 @@ func (e *evStream) step(ev evMask) (pumpResult, bool) {
 // over ends the stream with res: a complete body is finished and the
 // connection kept until the client closes it (or lingerTimeout, as
 // rawStream.end does with a goroutine), then everything is released.
-func (e *evStream) over(res pumpResult) {
+func (e *evStream) over(res PumpResult) {
 	e.res = res
-	e.h.ka.unsubscribe(e)
+	e.en.ka.unsubscribe(e)
 	e.sk.ev.Store(nil)
 	e.sk.setAbort(nil)
 	e.rsp.retire()
 	e.stopGone()
-	if res != pumpClientGone {
+	if res != PumpClientGone {
 		if _, more := e.rsp.do(nil, opEnd); more {
 			t := time.AfterFunc(lingerTimeout, e.rs.cancel)
 			context.AfterFunc(e.ctx, func() {
@@ -157,10 +157,10 @@ func (e *evStream) over(res pumpResult) {
 	e.close()
 }
 
-// close releases the stream as pumpDetachable's goroutine does when its
+// close releases the stream as PumpDetachable's goroutine does when its
 // pump returns, and its count in the detached streams' WaitGroup.
 func (e *evStream) close() {
 	e.rs.close()
-	e.h.streamEnded(e.rs, e.rsp, e.res, e.done)
-	e.h.detached.wg.Done()
+	e.en.streamEnded(e.rs, e.rsp, e.res, e.done)
+	e.en.detached.wg.Done()
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package serve
+package stream
 
 import (
 	"sync"

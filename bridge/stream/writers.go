@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"sync"
@@ -27,10 +27,10 @@ type writers struct {
 // A writeJob is one step of one stream's pump, done by a writer. Each
 // detached stream has one (it waits for its step before the next).
 type writeJob struct {
-	r    *responder
-	s    *sink
+	r    *Responder
+	s    *Sink
 	op   pumpOp
-	res  pumpResult
+	res  PumpResult
 	more bool
 	done chan struct{} // 1-buffered: the step is done
 }

@@ -1,4 +1,4 @@
-package serve
+package stream
 
 import (
 	"bytes"
@@ -66,9 +66,10 @@ type rawStream struct {
 	token  uint64             // its name in the hangup watcher (0: it reads for itself)
 	chunks bool               // the body is chunked (an SSE stream)
 	// obs finishes the request's observation when the stream ends (nil
-	// without telemetry or access log); the stream's writes add to its
-	// bytes, and its own response head sets its status.
-	obs *obsWriter
+	// without telemetry or access log) with out, the bytes the stream
+	// wrote; its own response head sets its status.
+	obs Observer
+	out int64
 	rb  [1]byte  // the reader's buffer
 	hdr [24]byte // a chunk header
 	// writers do the stream's writes; job is the one step it waits for.
@@ -99,21 +100,17 @@ func (rs *rawStream) head(status int, h http.Header, body []byte) error {
 	buf.Write(crlf)
 	buf.Write(body)
 	n, err := rs.c.Write(buf.Bytes())
-	if rs.obs != nil && rs.obs.status == 0 {
-		rs.obs.status = status
+	if rs.obs != nil {
+		rs.obs.Head(status)
 	}
 	rs.wrote(int64(n))
 	return err
 }
 
 // wrote adds n bytes to what the request's observation reports sent.
-func (rs *rawStream) wrote(n int64) {
-	if rs.obs != nil {
-		rs.obs.out += n
-	}
-}
+func (rs *rawStream) wrote(n int64) { rs.out += n }
 
-// send writes parts as one chunk.
+// Send writes parts as one chunk.
 func (rs *rawStream) send(parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
@@ -160,7 +157,7 @@ const lingerTimeout = 5 * time.Second
 // host stalls new connections from the same client port. A client that
 // keeps the connection open is cut after lingerTimeout. The body's last
 // chunk is written by a writer (rsp.run), as every write of the stream.
-func (rs *rawStream) end(ctx context.Context, rsp *responder, complete bool) {
+func (rs *rawStream) end(ctx context.Context, rsp *Responder, complete bool) {
 	if complete {
 		if _, more := rsp.run(nil, opEnd); more {
 			t := time.NewTimer(lingerTimeout)
@@ -205,11 +202,11 @@ func (rs *rawStream) read() {
 	}
 }
 
-// detachedStreams are the Handler's detached streams: Close ends them,
-// WaitDetached waits for them.
+// detachedStreams are the Engine's detached streams: Close ends them,
+// Wait waits for them.
 type detachedStreams struct {
 	mu      sync.Mutex
-	m       map[*rawStream]*responder
+	m       map[*rawStream]*Responder
 	closed  bool          // Close ran: nothing detaches any more
 	total   atomic.Int64  // streams ever detached
 	empty   chan struct{} // closed when m becomes empty (made by a waiter)
@@ -275,34 +272,28 @@ func (d *detachedStreams) close() {
 	d.writers.close()
 }
 
-// WaitDetached waits until every stream detached from net/http has ended
-// (or ctx ends). http.Server.Shutdown does not wait for them — their
-// connections are hijacked — so a graceful stop calls it after Shutdown,
-// with the same deadline, before Close.
-func (h *Handler) WaitDetached(ctx context.Context) error { return h.detached.wait(ctx) }
-
-// pumpDetachable pumps sk into rsp and then calls done with the result — in
-// the handler, or, if the stream detaches, after the handler has returned:
-// on a writer for a stream served by events (evstream.go), else on the
-// stream's own goroutine. done must not touch the request or the
-// ResponseWriter.
-func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, stop, stop2 <-chan struct{}, done func(pumpResult)) {
-	res := pump(req.Context(), rsp, sk, h.ka, stop, stop2)
+// PumpDetachable pumps sk into rsp and then calls done with the result — in
+// the handler, or, if the stream detaches (Responder.MayDetach), after the
+// handler has returned: on a writer for a stream served by events
+// (evstream.go), else on the stream's own goroutine. done must not touch
+// the request or the ResponseWriter.
+func (en *Engine) PumpDetachable(req *http.Request, rsp *Responder, sk *Sink, stop, stop2 <-chan struct{}, done func(PumpResult)) {
+	res := pump(req.Context(), rsp, sk, en.ka, stop, stop2)
 	if res == pumpDetach {
-		if ctx, rs := h.detach(req, rsp); rs != nil {
+		if ctx, rs := en.detach(req, rsp); rs != nil {
 			if stop == nil && stop2 == nil {
-				h.serveEvents(ctx, rsp, sk, rs, done)
+				en.serveEvents(ctx, rsp, sk, rs, done)
 				return
 			}
 			go func() {
-				defer h.detached.wg.Done()
-				res := pump(ctx, rsp, sk, h.ka, stop, stop2)
-				rs.end(ctx, rsp, res != pumpClientGone)
-				h.streamEnded(rs, rsp, res, done)
+				defer en.detached.wg.Done()
+				res := pump(ctx, rsp, sk, en.ka, stop, stop2)
+				rs.end(ctx, rsp, res != PumpClientGone)
+				en.streamEnded(rs, rsp, res, done)
 			}()
 			return
 		}
-		res = pump(req.Context(), rsp, sk, h.ka, stop, stop2)
+		res = pump(req.Context(), rsp, sk, en.ka, stop, stop2)
 	}
 	done(res)
 }
@@ -311,24 +302,24 @@ func (h *Handler) pumpDetachable(req *http.Request, rsp *responder, sk *sink, st
 // its observation is finished (duration, span, access log for the whole
 // stream), it leaves the hangup watcher and the detached set, and done
 // gets the result.
-func (h *Handler) streamEnded(rs *rawStream, rsp *responder, res pumpResult, done func(pumpResult)) {
+func (en *Engine) streamEnded(rs *rawStream, rsp *Responder, res PumpResult, done func(PumpResult)) {
 	if rs.obs != nil {
-		h.finishObserved(rs.obs, rsp.sessionID)
+		rs.obs.Finish(rs.out, rsp.sessionID)
 	}
-	h.detached.hang.forget(rs)
-	h.detached.remove(rs)
+	en.detached.hang.forget(rs)
+	en.detached.remove(rs)
 	done(res)
 }
 
 // detach hijacks rsp's connection and hands the response to a rawStream
 // whose goroutines (the caller's writer, started with the returned context,
 // and the reader started here where there is no hangup watcher) are counted
-// in h.detached.wg. It
+// in en.detached.wg. It
 // returns nil if the connection cannot be had; rsp then goes on in the
 // handler.
-func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *rawStream) {
+func (en *Engine) detach(req *http.Request, rsp *Responder) (context.Context, *rawStream) {
 	rsp.detachable = false
-	d := &h.detached
+	d := &en.detached
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -354,8 +345,8 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 	// wrote: HTTP/1.1 without a length, so its body is chunked.
 	rs := &rawStream{c: c, cancel: cancel, chunks: rsp.started, writers: &d.writers}
 	rs.job.done = make(chan struct{}, 1)
-	if o, ok := rsp.w.(*obsWriter); ok {
-		rs.obs = o.handOff()
+	if o, ok := rsp.w.(Observed); ok {
+		rs.obs = o.HandOff()
 	}
 	rsp.amu.Lock()
 	// net/http's buffers, request and response go with w and rc.
@@ -366,7 +357,7 @@ func (h *Handler) detach(req *http.Request, rsp *responder) (context.Context, *r
 	rsp.amu.Unlock()
 	d.mu.Lock()
 	if d.m == nil {
-		d.m = map[*rawStream]*responder{}
+		d.m = map[*rawStream]*Responder{}
 	}
 	d.m[rs] = rsp
 	d.total.Add(1)

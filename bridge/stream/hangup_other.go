@@ -1,6 +1,6 @@
 //go:build !linux
 
-package serve
+package stream
 
 // hangups: without epoll each detached stream reads its own connection.
 type hangups struct{}
