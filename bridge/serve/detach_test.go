@@ -93,7 +93,7 @@ func TestDetachedStreamCost(t *testing.T) {
 	if heap+stack > 14<<10 {
 		t.Errorf("%d bytes of heap and stack per open stream, want at most %d", heap+stack, 14<<10)
 	}
-	// A waiting progress stream holds no goroutine (evstream.go): no
+	// A waiting progress stream holds no goroutine (stream/evstream.go): no
 	// stack. (With a goroutine that writes in place, 4 KiB: its first
 	// write grows it for good; with writers doing its writes, 2 KiB.)
 	if stack > 1<<10 {

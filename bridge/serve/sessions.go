@@ -404,7 +404,7 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	} else if m.ProgressToken.Present() {
 		// A call that asked for progress is a long one by its client's
 		// account: its stream leaves net/http at its first wait, as a
-		// 2026-07-28 one does (detach.go).
+		// 2026-07-28 one does (stream/detach.go).
 		rsp.MayDetach(r, true)
 	}
 	// 2025-11-25 transports: "Disconnection SHOULD NOT be interpreted as
@@ -646,7 +646,7 @@ func (t *sessionTable) serveGet(w http.ResponseWriter, r *http.Request) {
 	rsp := stream.NewResponder(w, false)
 	// The standalone stream is what a 2025 client keeps open for the whole
 	// session, mostly waiting: it leaves net/http while it waits, as a
-	// 2026-07-28 progress stream does (detach.go). Its connection carries
+	// 2026-07-28 progress stream does (stream/detach.go). Its connection carries
 	// nothing else anyway, so "Connection: close" costs nothing here.
 	rsp.MayDetach(r, false)
 	rsp.Resumable(s.replay, st, s.primes())

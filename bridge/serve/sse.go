@@ -153,7 +153,7 @@ func (h *Handler) openSSE(w http.ResponseWriter, r *http.Request) {
 	h.sse.mu.Unlock()
 	rsp := stream.NewResponder(w, false)
 	// Like a 2025 session's GET stream, it mostly waits: it leaves net/http
-	// while it does (detach.go).
+	// while it does (stream/detach.go).
 	rsp.MayDetach(r, false)
 	err := rsp.StartSSE()
 	if err == nil {

@@ -28,7 +28,7 @@ type obsWriter struct {
 	batch   []*telemetry.Op // the requests of a batch POST, each its own Op
 
 	// What finishing needs once the handler has returned: a stream that
-	// left net/http (detach.go) finishes its request's observation itself,
+	// left net/http (stream/detach.go) finishes its request's observation itself,
 	// with a copy of this (handedOff is then set on the original).
 	start            time.Time
 	who              func() string

@@ -64,7 +64,6 @@ type rawStream struct {
 	c      net.Conn
 	cancel context.CancelFunc // the stream's context: the client went away
 	token  uint64             // its name in the hangup watcher (0: it reads for itself)
-	chunks bool               // the body is chunked (an SSE stream)
 	// obs finishes the request's observation when the stream ends (nil
 	// without telemetry or access log) with out, the bytes the stream
 	// wrote; its own response head sets its status.
@@ -72,6 +71,9 @@ type rawStream struct {
 	out int64
 	rb  [1]byte  // the reader's buffer
 	hdr [24]byte // a chunk header
+	// chunks: the body is chunked (an SSE stream). Beside rb and hdr it
+	// fills their padding: the struct stays in the 144-byte size class.
+	chunks bool
 	// writers do the stream's writes; job is the one step it waits for.
 	writers *writers
 	job     writeJob
