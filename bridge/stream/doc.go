@@ -3,7 +3,9 @@
 // a newcomer looks for: everything between "a message is queued for a
 // client" and "its bytes are on the client's connection" — the HTTP front,
 // sessions, children and translation (bridge/serve, bridge/translate) sit
-// on top and only queue messages and start pumps.
+// on top and only queue messages and start pumps. (Not "sse": a stream
+// may end as one JSON answer; not "respond": the queues, their budgets and
+// the replay log are more than the answer.)
 //
 //   - Sink (sink.go): the bounded queue of one response stream; the child's
 //     reader pushes without blocking, charged to Limits (limits.go), the
@@ -22,6 +24,6 @@
 //     the resumption buffer and the budget all logs share.
 //
 // The package speaks HTTP (it writes responses and owns their connections
-// once detached) but knows nothing of sessions, children, eras or
-// authentication; it imports neither face.
+// once detached) but keeps no session table, child, translation or
+// authentication state; it imports neither face (bridge/deps_test.go).
 package stream
