@@ -43,8 +43,8 @@ type modernHost struct {
 	listeners []*listener
 	subs      map[string]int // resource URI -> listeners subscribed to it
 
-	tokMu  sync.Mutex
-	tokens map[string]*call // suspended calls by request state
+	// rounds are the calls suspended in input rounds, by request state.
+	rounds translate.Rounds[hostReq]
 
 	rootsMu sync.Mutex
 	roots   []byte // the host's latest answer to a roots/list, nil before one
@@ -56,7 +56,8 @@ type modernHost struct {
 func (h *modernHost) init(b *Bridge) {
 	h.b = b
 	h.subs = map[string]int{}
-	h.tokens = map[string]*call{}
+	h.rounds.TTL = suspendTimeout
+	h.rounds.MaxBytes = b.cfg.maxMessageSize()
 }
 
 // relay answers one host request.
@@ -228,13 +229,13 @@ func (h *modernHost) fromRemote(msg []byte) {
 
 // answerRemote POSTs the response to a server-to-client request: result,
 // or else an error with code and message.
-func (h *modernHost) answerRemote(sr serverReq, result []byte, code int, message string) {
+func (h *modernHost) answerRemote(sr translate.Ask, result []byte, code int, message string) {
 	b := h.b
 	var body []byte
 	if result != nil {
-		body = wire.ResultResponse(sr.id, result)
+		body = wire.ResultResponse(sr.ID, result)
 	} else {
-		body = wire.ErrorResponse(sr.id, code, message, nil)
+		body = wire.ErrorResponse(sr.ID, code, message, nil)
 	}
 	var m wire.Message
 	if wire.Parse(body, &m) != nil {
@@ -242,7 +243,7 @@ func (h *modernHost) answerRemote(sr serverReq, result []byte, code int, message
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b.post(ctx, body, b.headersFor(&m), "response to "+sr.method)
+	b.post(ctx, body, b.headersFor(&m), "response to "+sr.Method)
 }
 
 // postCancel tells the remote that the bridge gave up on request id

@@ -24,10 +24,7 @@ var urlWait = time.Minute
 // input round, or -32021 when the host did not declare URL-mode
 // elicitation. It returns nil for any other response.
 func (c *call) urlAnswer(fm *wire.Message, id []byte) []byte {
-	c.mu.Lock()
-	caps := c.caps
-	c.mu.Unlock()
-	return translate.URLAnswer(fm, c.method, caps, id)
+	return translate.URLAnswer(fm, c.method, c.Caps(), id)
 }
 
 // urlRetry takes the host's retry of a URL round: declined, it is answered
@@ -64,12 +61,4 @@ func (h *modernHost) urlCompleted(m *wire.Message) bool {
 	}
 	h.urls.Complete(id)
 	return true
-}
-
-// covers reports whether the host request the call answers declared the
-// capability for a server request of method with params.
-func (c *call) covers(method string, params []byte) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return translate.Covers(c.caps, method, params)
 }

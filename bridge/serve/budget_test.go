@@ -170,11 +170,8 @@ func TestInputRoundBoundedForLegacyChild(t *testing.T) {
 		}
 		h.shared.mrtr.childRequest(c, &m)
 	}
-	ss := &h.shared.mrtr
-	ss.mu.Lock()
-	n := len(ss.byCall[cl].asks)
-	ss.mu.Unlock()
-	ss.closeAll()
+	n := cl.round.Open()
+	h.shared.mrtr.closeAll()
 	if n != maxRoundInputs {
 		t.Errorf("%d input requests held for one call, want %d", n, maxRoundInputs)
 	}

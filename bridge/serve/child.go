@@ -41,6 +41,9 @@ type call struct {
 	// caps are a modern client's declared capabilities, for the
 	// server-to-client requests a legacy child may make during the call.
 	caps wire.Capabilities
+	// round is the call's input rounds (mrtr.go), from the child's first
+	// request for input; only the child's reader goroutine sets it.
+	round *roundCall
 
 	// deliverFn, if set, replaces the sink (bridge-owned streams).
 	deliverFn func(msg []byte, final bool)
