@@ -76,7 +76,7 @@ type sharedChild struct {
 func newSharedChild(h *Handler) *sharedChild {
 	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{}), exitCh: make(chan struct{})}
 	s.listen.s = s
-	s.mrtr.s = s
+	s.mrtr.init(s)
 	return s
 }
 

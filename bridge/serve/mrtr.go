@@ -19,6 +19,16 @@ type suspensions struct {
 	r translate.Rounds[front]
 }
 
+// init bounds what one call's rounds hold: maxRoundInputs requests, and
+// their params within one stream's bound.
+func (ss *suspensions) init(s *sharedChild) {
+	ss.s = s
+	ss.r.MaxInputs, ss.r.MaxBytes = maxRoundInputs, int(unbudgeted.perStream)
+	if s.h.lim != nil {
+		ss.r.MaxBytes = int(s.h.lim.perStream)
+	}
+}
+
 // front is one client request a call answers: its id, progress token and
 // stream.
 type front struct {
