@@ -16,7 +16,10 @@
 //   - input rounds (InputRequiredResult, 2026-07-28 basic/patterns/mrtr) ⇄
 //     server-to-client requests: building the result, minting and reading
 //     the request state, collecting the input responses, carrying progress
-//     across rounds (rounds.go);
+//     across rounds (rounds.go); and the stateful machine of a 2026-07-28
+//     front over a 2025 back — calls suspended in rounds, asks keyed
+//     input-N, the TTL, the retry's take and re-suspension — against a
+//     small per-face interface, RoundFace (suspension.go);
 //   - result completion: resultType and the cache hints (results.go);
 //   - URL-mode elicitation: 2025-11-25's -32042 error and completion
 //     notification ⇄ 2026-07-28 URL input rounds (urlelicit.go);
