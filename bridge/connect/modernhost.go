@@ -38,10 +38,12 @@ type modernHost struct {
 	levelMu sync.Mutex
 	level   string // the log level set on the remote session
 
-	mu        sync.Mutex
-	calls     []*call // host requests in flight, oldest first
-	listeners []*listener
-	subs      map[string]int // resource URI -> listeners subscribed to it
+	mu    sync.Mutex
+	calls []*call // host requests in flight, oldest first
+
+	// listeners are the host's subscriptions/listen streams
+	// (modernhost_listen.go).
+	listeners translate.ListenHub
 
 	tokMu  sync.Mutex
 	tokens map[string]*call // suspended calls by request state
@@ -55,7 +57,6 @@ type modernHost struct {
 
 func (h *modernHost) init(b *Bridge) {
 	h.b = b
-	h.subs = map[string]int{}
 	h.tokens = map[string]*call{}
 }
 
@@ -213,8 +214,7 @@ func (h *modernHost) fromRemote(msg []byte) {
 		h.serverRequest(nil, &m)
 	case wire.KindNotification:
 		switch {
-		case changeNotification(m.Method):
-			h.broadcast(&m)
+		case h.listeners.Deliver(&m):
 		case m.Method == "notifications/progress":
 			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
 				c.forwardProgress(msg, &m)

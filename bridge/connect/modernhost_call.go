@@ -154,8 +154,7 @@ func (c *call) other(msg []byte, m *wire.Message) {
 			if logs {
 				c.h.b.write(msg)
 			}
-		case changeNotification(m.Method):
-			c.h.broadcast(m)
+		case c.h.listeners.Deliver(m):
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
 		case c.h.urlCompleted(m): // recorded, not forwarded (urlelicit.go)
