@@ -219,7 +219,7 @@ func (h *modernHost) fromRemote(msg []byte) {
 			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
 				c.forwardProgress(msg, &m)
 			}
-		case h.urlCompleted(&m): // recorded, not forwarded (urlelicit.go)
+		case h.urls.Record(&m): // recorded, not forwarded (urlelicit.go)
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}

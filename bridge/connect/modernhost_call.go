@@ -157,7 +157,7 @@ func (c *call) other(msg []byte, m *wire.Message) {
 		case c.h.listeners.Deliver(m):
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
-		case c.h.urlCompleted(m): // recorded, not forwarded (urlelicit.go)
+		case c.h.urls.Record(m): // recorded, not forwarded (urlelicit.go)
 		default:
 			c.h.b.write(msg)
 		}

@@ -446,8 +446,7 @@ func (s *sharedChild) pending() int {
 // originating client request"). A legacy child's change notifications feed
 // the bridge's own listen streams; anything else is dropped.
 func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
-	if id := translate.CompletedElicitation(m); id != "" {
-		s.urls.Complete(id) // 2026-07-28 has no such notification: it ends a wait
+	if s.urls.Record(m) { // 2026-07-28 has no such notification: it ends a wait
 		return
 	}
 	if s.erasKnown() && !s.eras.modern && s.listen.Deliver(m) {
