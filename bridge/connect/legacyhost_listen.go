@@ -74,44 +74,7 @@ func (h *legacyHost) filter() []byte {
 	if !c.toolsListChanged && !c.promptsListChanged && !c.resourcesListChanged && len(h.subs) == 0 {
 		return nil
 	}
-	return appendNotifications(nil, c.toolsListChanged, c.promptsListChanged, c.resourcesListChanged, slices.Sorted(maps.Keys(h.subs)))
-}
-
-// appendNotifications appends the notifications object of
-// subscriptions/listen, a filter or its acknowledgement: the list_changed
-// kinds that are on, then the resource URIs.
-func appendNotifications(dst []byte, tools, prompts, resources bool, uris []string) []byte {
-	dst = append(dst, '{')
-	n := len(dst)
-	add := func(k string) {
-		if len(dst) > n {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"`+k+`":true`...)
-	}
-	if tools {
-		add("toolsListChanged")
-	}
-	if prompts {
-		add("promptsListChanged")
-	}
-	if resources {
-		add("resourcesListChanged")
-	}
-	if len(uris) > 0 {
-		if len(dst) > n {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = wire.AppendString(dst, u)
-		}
-		dst = append(dst, ']')
-	}
-	return append(dst, '}')
+	return translate.AppendNotifications(nil, c.toolsListChanged, c.promptsListChanged, c.resourcesListChanged, slices.Sorted(maps.Keys(h.subs)))
 }
 
 // listenLoop keeps a listen stream open until ctx ends. A broken stream

@@ -38,10 +38,12 @@ type modernHost struct {
 	levelMu sync.Mutex
 	level   string // the log level set on the remote session
 
-	mu        sync.Mutex
-	calls     []*call // host requests in flight, oldest first
-	listeners []*listener
-	subs      map[string]int // resource URI -> listeners subscribed to it
+	mu    sync.Mutex
+	calls []*call // host requests in flight, oldest first
+
+	// listeners are the host's subscriptions/listen streams
+	// (modernhost_listen.go).
+	listeners translate.ListenHub
 
 	// rounds are the calls suspended in input rounds, by request state.
 	rounds translate.Rounds[hostReq]
@@ -55,7 +57,6 @@ type modernHost struct {
 
 func (h *modernHost) init(b *Bridge) {
 	h.b = b
-	h.subs = map[string]int{}
 	h.rounds.TTL = suspendTimeout
 	h.rounds.MaxBytes = b.cfg.maxMessageSize()
 }
@@ -214,13 +215,12 @@ func (h *modernHost) fromRemote(msg []byte) {
 		h.serverRequest(nil, &m)
 	case wire.KindNotification:
 		switch {
-		case changeNotification(m.Method):
-			h.broadcast(&m)
+		case h.listeners.Deliver(&m):
 		case m.Method == "notifications/progress":
 			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
 				c.forwardProgress(msg, &m)
 			}
-		case h.urlCompleted(&m): // recorded, not forwarded (urlelicit.go)
+		case h.urls.Record(&m): // recorded, not forwarded (urlelicit.go)
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}

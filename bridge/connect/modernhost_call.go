@@ -137,11 +137,10 @@ func (c *call) other(msg []byte, m *wire.Message) {
 			if host, _ := c.Current(); host.logs {
 				c.h.b.write(msg)
 			}
-		case changeNotification(m.Method):
-			c.h.broadcast(m)
+		case c.h.listeners.Deliver(m):
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
-		case c.h.urlCompleted(m): // recorded, not forwarded (urlelicit.go)
+		case c.h.urls.Record(m): // recorded, not forwarded (urlelicit.go)
 		default:
 			c.h.b.write(msg)
 		}

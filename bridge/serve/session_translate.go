@@ -308,15 +308,11 @@ func (s *session) translatedNotify(m *wire.Message) bool {
 func (s *session) startListen() {
 	tr := s.tr
 	c := s.sc.changeCapabilities()
-	f := listenFilter{
-		ToolsListChanged:     c.tools,
-		PromptsListChanged:   c.prompts,
-		ResourcesListChanged: c.resources,
-	}
+	var uris []string
 	tr.mu.Lock()
-	if c.subscribe {
+	if c.Subscribe {
 		for u := range tr.subs {
-			f.ResourceSubscriptions = append(f.ResourceSubscriptions, u)
+			uris = append(uris, u)
 		}
 	}
 	old := tr.listen
@@ -326,10 +322,10 @@ func (s *session) startListen() {
 	if old != nil {
 		conn.cancel(old, "subscriptions changed")
 	}
-	if !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0 {
+	if !c.Tools && !c.Prompts && !c.Resources && len(uris) == 0 {
 		return
 	}
-	fj, _ := json.Marshal(f)
+	fj := translate.AppendNotifications(nil, c.Tools, c.Prompts, c.Resources, uris)
 	params := append(append(append([]byte(`{"notifications":`), fj...), `,"_meta":{`...), tr.envelope()...)
 	params = append(params, "}}"...)
 	var m wire.Message

@@ -21,6 +21,9 @@
 //     input-N, the TTL, the retry's take and re-suspension — against a
 //     small per-face interface, RoundFace (suspension.go);
 //   - result completion: resultType and the cache hints (results.go);
+//   - listen streams of a 2026-07-28 front on a legacy back: the
+//     acknowledgement, the back's resource subscriptions, the fan-out of its
+//     change notifications (listenhub.go);
 //   - URL-mode elicitation: 2025-11-25's -32042 error and completion
 //     notification ⇄ 2026-07-28 URL input rounds (urlelicit.go);
 //   - which input requests a client's capabilities cover, with the
