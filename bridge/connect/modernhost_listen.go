@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -123,7 +124,7 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 func (h *modernHost) ackFor(l *listener, uris []string) []byte {
 	a := append([]byte(`{"_meta":{"`+wire.MetaSubscriptionID+`":`), l.id...)
 	a = append(a, `},"notifications":`...)
-	a = appendNotifications(a, l.tools, l.prompts, l.resource, uris)
+	a = translate.AppendNotifications(a, l.tools, l.prompts, l.resource, uris)
 	a = append(a, '}')
 	return wire.Notification("notifications/subscriptions/acknowledged", a)
 }
