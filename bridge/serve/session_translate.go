@@ -198,5 +198,5 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 		s.log.Warn().Err(err).Msg("cannot open the session's subscriptions/listen stream")
 		return nil
 	}
-	return func() { conn.cancel(cl, "subscriptions changed") }
+	return func() { conn.cancel(cl, "the session's listen stream ended") }
 }
