@@ -99,7 +99,9 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 	}
 	s.t.h.tel.InputRound()
 	if len(reqs) == 0 {
-		// Only a request state: retry at once.
+		// Only a request state: retry at once (connect pauses first,
+		// legacysession.RetryPause; here the child is local and a timer
+		// would outlive the session).
 		s.retryInput(round)
 		return true
 	}
