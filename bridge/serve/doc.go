@@ -22,6 +22,6 @@
 // face of translate's machine);
 // legacy_shared.go is the shared child for 2025 sessions; sessions.go and
 // session_translate.go are 2025 sessions, per child and on a 2026-07-28
-// child; probe.go is the era probe. docs/compatibility.md lists what is
+// child (the latter played by bridge/translate/legacysession); probe.go is the era probe. docs/compatibility.md lists what is
 // translated and what cannot be.
 package serve

@@ -33,6 +33,9 @@
 //     (SEP-2663) — capabilities, CreateTaskResult, tasks/get, cancel and
 //     the outcome; withheld where they do not map (tasks.go).
 //
+// The stateful machine of a 2025 session on a 2026-07-28 peer lives in the
+// sub-package legacysession, written once for both faces.
+//
 // bridge/wire stays the byte-level layer below: translate builds and edits
 // messages with it and never re-encodes what it forwards.
 package translate
