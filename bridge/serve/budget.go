@@ -10,14 +10,8 @@ import (
 // Input rounds (2026-07-28 mrtr) hold state between a server's request for
 // input and the client's answers: bounded in count and in bytes (one
 // stream's bound), so neither a child nor a client can grow it at will.
-const (
-	maxRoundInputs = 64  // input requests of one call awaiting answers
-	maxOpenInputs  = 256 // input requests a translated session has open
-
-	// maxSubscriptions bounds the resource subscriptions the bridge keeps
-	// for one translated session.
-	maxSubscriptions = 1024
-)
+// (A translated legacy session's bounds are legacysession's.)
+const maxRoundInputs = 64 // input requests of one call awaiting answers
 
 // newLimits returns the Handler's budgets (stream.Limits) as cfg sets them.
 func newLimits(cfg *Config, h *Handler) *stream.Limits {
