@@ -44,14 +44,10 @@ func (f taskFront) Fail(err error)              { f.b.answerError(f.p, err) }
 
 // pollWait waits d between two polls of a task, or until ctx ends.
 func pollWait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !tasks.Sleep(ctx, d, nil) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // taskShape gives the remote's (2026-07-28) response to a legacy host's

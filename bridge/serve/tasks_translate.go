@@ -117,11 +117,11 @@ func (b *taskBack) Request(ctx context.Context, method, taskID string) (*wire.Me
 }
 
 // errStoppedWaiting: a legacy tasks/result's polling ended with the
-// request or the bridge.
+// request or the bridge (its shutdown).
 var errStoppedWaiting = errors.New("stopped waiting for the task")
 
 func (b *taskBack) Wait(ctx context.Context, d time.Duration) error {
-	if !b.h.pollWait(ctx, d) {
+	if !tasks.Sleep(ctx, d, b.h.closing.Done()) {
 		return errStoppedWaiting
 	}
 	return nil
@@ -166,18 +166,4 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 	id := m.IDBytes()
 	f := &taskFront{w: w, id: id, owner: s.owner.key, conn: conn}
 	return tasks.LegacyOverModern(r.Context(), f, &taskBack{h: s.t.h, conn: conn, meta: s.tr.envelope()}, m, id)
-}
-
-// pollWait waits d, or until ctx ends or the bridge shuts down (false).
-func (h *Handler) pollWait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-h.closing.Done():
-		return false
-	}
 }

@@ -279,3 +279,18 @@ func Params(id string, meta []byte) []byte {
 	}
 	return append(p, '}')
 }
+
+// Sleep waits d between two polls of a task: true once d passed, false
+// when ctx ends or stop (nil: never) closes first.
+func Sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-stop:
+		return false
+	}
+}
