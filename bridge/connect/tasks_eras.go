@@ -139,7 +139,7 @@ func (h *modernHost) TaskSupport(tool string) string {
 	if !h.remoteOffersTasks() {
 		return ""
 	}
-	return h.b.tools.taskSupport(tool)
+	return h.b.tools.support.Of(tool)
 }
 
 // augment prepares a 2026-07-28 host's tools/call for the legacy remote
@@ -206,27 +206,8 @@ func (t *toolCache) noteTaskSupport(m *wire.Message) {
 	if err != nil {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.support == nil {
-		t.support = map[string]string{}
-	}
 	for _, e := range elems {
 		name, _ := wire.StringField(m.Raw, e, "name")
-		if s := translate.ToolTaskSupport(m.Raw, e); s != "" && len(t.support) < maxTaskTools {
-			t.support[name] = s
-		} else {
-			delete(t.support, name)
-		}
+		t.support.Note(name, translate.ToolTaskSupport(m.Raw, e))
 	}
-}
-
-// maxTaskTools bounds the tools whose taskSupport is remembered; a tool
-// past it is called without a task.
-const maxTaskTools = 4096
-
-func (t *toolCache) taskSupport(name string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.support[name]
 }

@@ -38,19 +38,13 @@ func (c *childConn) checkTasks(cl *call, m *wire.Message) (*wire.Message, string
 		return m, errTaskNotFound
 	}
 	if m.Method == "subscriptions/listen" {
-		out, ok := c.ownListenTasks(cl, m)
+		out, ok := c.tasks.OwnListen(cl.principalKey(), m)
 		if !ok {
 			return m, "Invalid params: params.notifications.taskIds in more than one spelling"
 		}
 		m = out
 	}
 	return c.tasks.Internal(m), ""
-}
-
-// ownListenTasks keeps, of the task ids a subscriptions/listen request
-// names, those bound to cl's principal (tasks.Table.OwnListen).
-func (c *childConn) ownListenTasks(cl *call, m *wire.Message) (*wire.Message, bool) {
-	return c.tasks.OwnListen(cl.principalKey(), m)
 }
 
 // internalAnswer is a client's answer to one of the child's requests with

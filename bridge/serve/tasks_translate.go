@@ -50,18 +50,11 @@ func childOffersTasks(discover []byte) bool {
 // TaskSupport is the legacy child's execution.taskSupport of tool, ""
 // when its DiscoverResult offers no tasks (tasks.Tools).
 func (sc *sharedChild) TaskSupport(tool string) string {
-	support, _ := sc.tools.taskSupport(tool)
+	support := sc.tools.support.Of(tool)
 	if !childOffersTasks(sc.discoverResult()) {
 		return ""
 	}
 	return support
-}
-
-func (t *toolCache) taskSupport(name string) (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.support[name]
-	return s, ok
 }
 
 // writeJSON answers with one JSON-RPC message.
