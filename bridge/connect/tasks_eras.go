@@ -136,10 +136,11 @@ func (h *modernHost) remoteOffersTasks() bool {
 // TaskSupport is the legacy remote's execution.taskSupport of tool, ""
 // when the remote offers no tasks (tasks.Tools).
 func (h *modernHost) TaskSupport(tool string) string {
-	if !h.remoteOffersTasks() {
+	support := h.b.tools.support.Of(tool)
+	if support == "" || !h.remoteOffersTasks() {
 		return ""
 	}
-	return h.b.tools.support.Of(tool)
+	return support
 }
 
 // augment prepares a 2026-07-28 host's tools/call for the legacy remote

@@ -51,7 +51,7 @@ func childOffersTasks(discover []byte) bool {
 // when its DiscoverResult offers no tasks (tasks.Tools).
 func (sc *sharedChild) TaskSupport(tool string) string {
 	support := sc.tools.support.Of(tool)
-	if !childOffersTasks(sc.discoverResult()) {
+	if support == "" || !childOffersTasks(sc.discoverResult()) {
 		return ""
 	}
 	return support

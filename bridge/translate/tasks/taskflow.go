@@ -92,7 +92,12 @@ func ModernIntercepts(method string) bool {
 // runs only as a task, from a front that did not declare the extension
 // (translate.NeedsTasks). nil for any other request, which goes on.
 func RefuseCall(m *wire.Message, t Tools, id []byte) []byte {
-	if m.Method != "tools/call" || !translate.NeedsTasks(translate.ClientDeclaresTasks(m), t.TaskSupport(m.Name)) {
+	if m.Method != "tools/call" {
+		return nil
+	}
+	// The front's capabilities are read only for a task-only tool: a
+	// call costs no extra decoding where the back offers no tasks.
+	if support := t.TaskSupport(m.Name); support != "required" || !translate.NeedsTasks(translate.ClientDeclaresTasks(m), support) {
 		return nil
 	}
 	return translate.MissingTasks(id)

@@ -249,3 +249,17 @@ func TestResultShapes(t *testing.T) {
 		t.Error("a result that is no task changed")
 	}
 }
+
+// A tools/call to a back that offers no tasks costs the tasks machinery
+// no allocation: the front's capabilities are not decoded for it.
+func TestCallWithoutTasksAllocatesNothing(t *testing.T) {
+	m := req(t, "tools/call", `"name":"x","_meta":{"`+wire.MetaClientCapabilities+`":{"extensions":{"`+translate.TasksExtension+`":{}}}}`)
+	none := &fake{}
+	if n := testing.AllocsPerRun(100, func() {
+		if RefuseCall(m, none, nil) != nil || AugmentCall(m, none) != m {
+			t.Fatal("a call changed")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per call, want 0", n)
+	}
+}

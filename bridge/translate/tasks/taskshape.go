@@ -58,7 +58,10 @@ func AugmentCall(m *wire.Message, t Tools) *wire.Message {
 	if m.Method != "tools/call" {
 		return m
 	}
-	return translate.AugmentCall(m, translate.Augment(translate.ClientDeclaresTasks(m), t.TaskSupport(m.Name)))
+	// The front's capabilities are read only for a tool that may be a
+	// task: a call costs no extra decoding where the back offers none.
+	support := t.TaskSupport(m.Name)
+	return translate.AugmentCall(m, support != "" && translate.Augment(translate.ClientDeclaresTasks(m), support))
 }
 
 // AugmentedCall reports whether a legacy front's request m is a
