@@ -152,7 +152,7 @@ func (h *modernHost) augment(m *wire.Message) *wire.Message { return tasks.Augme
 // taskSupport from tools/list.
 func (h *modernHost) taskShape(method string, fm *wire.Message) *wire.Message {
 	if method == "tools/list" && fm.Result.Present() {
-		h.b.tools.noteTaskSupport(fm)
+		h.b.tools.support.NoteList(fm)
 	}
 	return tasks.ResultToModern(method, fm)
 }
@@ -194,21 +194,4 @@ func (h *modernHost) task(ctx context.Context, p *pending, m *wire.Message) bool
 		return false
 	}
 	return tasks.ModernOverLegacy(ctx, taskFront{h.b, p}, modernTaskBack{h, m}, m, p.id)
-}
-
-// noteTaskSupport records the execution.taskSupport of the tools of a
-// legacy remote's tools/list result.
-func (t *toolCache) noteTaskSupport(m *wire.Message) {
-	tools, ok := wire.Field(m.Raw, m.Result, "tools")
-	if !ok {
-		return
-	}
-	elems, err := wire.Elements(m.Raw, tools)
-	if err != nil {
-		return
-	}
-	for _, e := range elems {
-		name, _ := wire.StringField(m.Raw, e, "name")
-		t.support.Note(name, translate.ToolTaskSupport(m.Raw, e))
-	}
 }

@@ -162,8 +162,11 @@ func TestTableBindsAndFilters(t *testing.T) {
 // a known one.
 func TestToolSupport(t *testing.T) {
 	var s ToolSupport
-	s.Note("a", "required")
-	s.Note("b", "optional")
+	var m wire.Message
+	if err := wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b","execution":{"taskSupport":"optional"}}]}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	s.NoteList(&m)
 	s.Note("b", "")
 	if s.Of("a") != "required" || s.Of("b") != "" {
 		t.Errorf("a %q b %q", s.Of("a"), s.Of("b"))

@@ -1,6 +1,11 @@
 package tasks
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
 
 // ToolSupport remembers a legacy back's tools' execution.taskSupport
 // (translate.ToolTaskSupport of each tool of its tools/list results):
@@ -34,4 +39,21 @@ func (s *ToolSupport) Of(tool string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m[tool]
+}
+
+// NoteList records the tools of a legacy back's tools/list response m (a
+// face that walks the tools anyway calls Note for each).
+func (s *ToolSupport) NoteList(m *wire.Message) {
+	tools, ok := wire.Field(m.Raw, m.Result, "tools")
+	if !ok {
+		return
+	}
+	elems, err := wire.Elements(m.Raw, tools)
+	if err != nil {
+		return
+	}
+	for _, e := range elems {
+		name, _ := wire.StringField(m.Raw, e, "name")
+		s.Note(name, translate.ToolTaskSupport(m.Raw, e))
+	}
 }
