@@ -53,14 +53,7 @@ func pollWait(ctx context.Context, d time.Duration) error {
 // taskShape gives the remote's (2026-07-28) response to a legacy host's
 // request of method the host's era (tasks.ResultToLegacy).
 func (h *legacyHost) taskShape(method string, fm *wire.Message) *wire.Message {
-	offers := false
-	if method == "tools/list" {
-		h.mu.Lock()
-		disc := h.discover
-		h.mu.Unlock()
-		offers = translate.ModernTasks(discoverField(disc, "capabilities"))
-	}
-	return tasks.ResultToLegacy(method, fm, offers)
+	return tasks.ResultToLegacy(method, fm, method == "tools/list" && h.s.OffersTasks())
 }
 
 // roundTrip sends a request of the bridge's own to the modern remote, in
@@ -119,10 +112,6 @@ func (h *legacyHost) task(ctx context.Context, p *pending, m *wire.Message) bool
 	}
 	return tasks.LegacyOverModern(ctx, taskFront{h.b, p}, legacyTaskBack{h}, m, p.id)
 }
-
-// taskCaps is the host's clientCapabilities for request m
-// (tasks.ClientCaps).
-func taskCaps(caps []byte, m *wire.Message) []byte { return tasks.ClientCaps(caps, m) }
 
 // remoteOffersTasks reports whether the legacy remote's InitializeResult
 // offers tasks the bridge translates.

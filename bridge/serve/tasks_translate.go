@@ -135,19 +135,6 @@ func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wir
 	return tasks.ModernOverLegacy(r.Context(), f, &taskBack{h: h, conn: conn}, m, id)
 }
 
-// taskEnvelope is the _meta envelope for a legacy session's request m: a
-// task-augmented tools/call declares the Tasks extension, so that the
-// modern child may answer with a task.
-func (tr *translation) taskEnvelope(m *wire.Message) []byte {
-	if !tasks.AugmentedCall(m) {
-		return tr.envelope()
-	}
-	tr.mu.Lock()
-	level := tr.level
-	tr.mu.Unlock()
-	return translate.EnvelopeFields(translate.Modern, tasks.ClientCaps(tr.caps, m), tr.clientInfo, level)
-}
-
 // tasksAcrossEras answers the legacy session's tasks requests whose
 // SEP-2663 counterpart differs in shape; false for the others (tasks/get
 // is forwarded and its result reshaped by taskAcrossEras).
@@ -158,5 +145,5 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 	conn := s.child()
 	id := m.IDBytes()
 	f := &taskFront{w: w, id: id, owner: s.owner.key, conn: conn}
-	return tasks.LegacyOverModern(r.Context(), f, &taskBack{h: s.t.h, conn: conn, meta: s.tr.envelope()}, m, id)
+	return tasks.LegacyOverModern(r.Context(), f, &taskBack{h: s.t.h, conn: conn, meta: s.tr.EnvelopeFields(nil)}, m, id)
 }

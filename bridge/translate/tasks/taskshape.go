@@ -63,19 +63,3 @@ func AugmentCall(m *wire.Message, t Tools) *wire.Message {
 	support := t.TaskSupport(m.Name)
 	return translate.AugmentCall(m, support != "" && translate.Augment(translate.ClientDeclaresTasks(m), support))
 }
-
-// AugmentedCall reports whether a legacy front's request m is a
-// task-augmented tools/call: its 2026-07-28 form declares the Tasks
-// extension (ClientCaps), so that the modern back may answer with a task.
-func AugmentedCall(m *wire.Message) bool {
-	return m.Method == "tools/call" && translate.IsAugmented(m)
-}
-
-// ClientCaps is a legacy front's clientCapabilities (caps) for its request
-// m as a 2026-07-28 back sees them (see AugmentedCall).
-func ClientCaps(caps []byte, m *wire.Message) []byte {
-	if AugmentedCall(m) {
-		return translate.CapsWithTasks(caps)
-	}
-	return caps
-}
