@@ -34,35 +34,25 @@ import (
 // evidence, nothing cached, the host sees the error.
 
 // detectFinal is the final-response hook of a pass-through request under
-// detection: it holds back the answers that reveal the remote lacks the
-// host's era, and records a verdict from the ones that show it has it.
-// translate.Decide reads the answer; weak evidence against the host's era
-// is held back while a probe asks the remote, weak evidence for it proves
-// nothing yet.
+// detection: translate.Observe says whether its answer is passed on (and
+// settles the era), held back while a probe asks the remote, or dropped
+// because the remote lacks the host's era (the request goes again in
+// translation).
 func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
 	return func(m *wire.Message) {
-		d := translate.Decide(translate.ResponseEvidence(p.method, p.modern, m))
-		switch {
-		case d.Confirm && d.Era != hostEra(p.modern):
+		d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
+		switch step {
+		case translate.StepHold:
 			p.held = clone(m.Raw)
 			return
-		case d.Confirm:
-		case d.Era == verdictLegacy && p.modern:
-			p.eraHint = verdictLegacy
+		case translate.StepSwitch:
+			p.eraHint = d.Era
 			return
-		case d.Era != verdictUnknown:
+		case translate.StepSettle:
 			b.setVerdict(d.Era)
 		}
 		b.passFinal(p, m)
 	}
-}
-
-// hostEra is the era of a host request.
-func hostEra(modern bool) verdict {
-	if modern {
-		return verdictModern
-	}
-	return verdictLegacy
 }
 
 // refusal reports whether err is an HTTP refusal that may be an era
@@ -79,14 +69,15 @@ func refusal(err error) (*httpclient.StatusError, bool) {
 	return se, false
 }
 
-// decideErr judges the error a request to the remote ended with: only an
+// observeErr judges the error a request to the remote ended with: only an
 // HTTP status answer is evidence (a refusal, weakly); se is nil otherwise.
-func decideErr(err error, method string, modern bool) (translate.Decision, *httpclient.StatusError) {
+func observeErr(err error, method string, modern bool) (translate.Decision, translate.Step, *httpclient.StatusError) {
 	var se *httpclient.StatusError
 	if !errors.As(err, &se) {
-		return translate.Decision{}, nil
+		return translate.Decision{}, translate.StepPass, nil
 	}
-	return translate.Decide(statusEvidence(se, method, modern)), se
+	d, step := translate.Observe(statusEvidence(se, method, modern))
+	return d, step, se
 }
 
 // translateAfter looks at the outcome of a pass-through request under
@@ -152,12 +143,12 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		// decides. The request was carried out either way, so its answer
 		// is kept, not the request sent again (a tools/call may have
 		// effects).
-		switch b.probeModernHost(ctx, m) {
-		case verdictLegacy:
-			b.setVerdict(verdictLegacy)
-			b.switchMode(modeModernHost)
-		case verdictModern:
-			b.setVerdict(verdictModern)
+		v = b.probeModernHost(ctx, m)
+		if step := translate.Settle(v, true); step != translate.StepPass {
+			b.setVerdict(v)
+			if step == translate.StepSwitch {
+				b.switchMode(modeModernHost)
+			}
 		}
 		b.writeHeld(p, m)
 		return true
@@ -167,22 +158,19 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if !ok {
 			return false
 		}
-		d := translate.Decide(statusEvidence(se, m.Method, true))
+		d, step := translate.Observe(statusEvidence(se, m.Method, true))
 		v = d.Era
-		if d.Confirm {
+		if step == translate.StepHold {
 			// A refusal without a version list is weak evidence (a
 			// gateway may say 404 for other reasons): the probe decides.
-			if v = b.probeModernHost(ctx, m); v == verdictUnknown {
-				return false
-			}
+			v = b.probeModernHost(ctx, m)
 		}
 	}
-	switch v {
-	case verdictModern:
-		b.setVerdict(verdictModern)
-		return false
-	case verdictLegacy:
-		b.setVerdict(verdictLegacy)
+	switch translate.Settle(v, true) {
+	case translate.StepSettle:
+		b.setVerdict(v)
+	case translate.StepSwitch:
+		b.setVerdict(v)
 		b.switchMode(modeModernHost)
 		b.mh.relay(ctx, p, m)
 		return true
@@ -213,8 +201,8 @@ func spanBytes(m *wire.Message, s wire.Span) []byte {
 // above all) that a modern-only remote may have refused.
 func (b *Bridge) legacyHostRejectedRequest(ctx context.Context, p *pending, m *wire.Message, err error) bool {
 	if p.held == nil {
-		d, se := decideErr(err, m.Method, false)
-		if d.Era != verdictModern || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
+		_, step, se := observeErr(err, m.Method, false)
+		if step != translate.StepHold || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
 			return false // no evidence, or a session that expired
 		}
 	}
@@ -222,20 +210,14 @@ func (b *Bridge) legacyHostRejectedRequest(ctx context.Context, p *pending, m *w
 	if m.Method == "initialize" {
 		init = m.Raw
 	}
-	pr, perr := b.probeFor(ctx, init)
-	if perr != nil || pr.verdict != verdictModern {
-		if perr == nil {
-			b.setVerdict(pr.verdict)
-		}
+	_, ok := b.probeLegacyHost(ctx, init)
+	if !ok {
 		if p.held != nil {
 			b.writeFinal(p, p.held)
 			return true
 		}
 		return false
 	}
-	b.setVerdict(verdictModern)
-	b.switchMode(modeLegacyHost)
-	b.lh.adopt(init, pr)
 	b.resetWire(p, true)
 	if m.Method == "initialize" {
 		b.lh.answerInitialize(p)
@@ -252,29 +234,34 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	if !b.detectable() {
 		return false
 	}
-	if d, _ := decideErr(err, "notifications/initialized", false); d.Era != verdictModern {
+	if _, step, _ := observeErr(err, "notifications/initialized", false); step != translate.StepHold {
 		return false
 	}
-	init := b.sess.handshake()
-	pr, perr := b.probeFor(ctx, init)
-	if perr != nil || pr.verdict != verdictModern {
-		if perr == nil {
-			b.setVerdict(pr.verdict)
-		}
+	if _, ok := b.probeLegacyHost(ctx, b.sess.handshake()); !ok {
 		return false
 	}
-	b.setVerdict(verdictModern)
-	b.switchMode(modeLegacyHost)
-	b.lh.adopt(init, pr)
 	b.lh.onInitialized()
 	return true
 }
 
-// probeFor probes with the capabilities and identity of the host's
-// initialize.
-func (b *Bridge) probeFor(ctx context.Context, init []byte) (probeResult, error) {
+// probeLegacyHost probes with the capabilities and identity of the host's
+// initialize, records what the probe found, and reports whether the
+// remote lacks the host's 2025 era: the session then switched to
+// translation, which adopted init and the discovery.
+func (b *Bridge) probeLegacyHost(ctx context.Context, init []byte) (probeResult, bool) {
 	hs := parseHandshake(init)
-	return b.probe(ctx, hs.caps, hs.info)
+	pr, err := b.probe(ctx, hs.caps, hs.info)
+	if err != nil {
+		return pr, false
+	}
+	step := translate.Settle(pr.verdict, false)
+	b.setVerdict(pr.verdict)
+	if step != translate.StepSwitch {
+		return pr, false
+	}
+	b.switchMode(modeLegacyHost)
+	b.lh.adopt(init, pr)
+	return pr, true
 }
 
 // handshake is what the bridge keeps of a legacy host's initialize.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -20,9 +19,9 @@ import (
 // ambiguous (2026-07-28 streamable-http §Backward Compatibility; the
 // decision table is in docs/compatibility.md).
 
-// probeTimeout bounds a server/discover probe; running out of it is an
-// outage, not era evidence.
-const probeTimeout = 30 * time.Second
+// probeTimeout bounds a request of the bridge's own besides the probe
+// (modernhost_listen.go): the probe's bound, translate.ProbeTimeout.
+const probeTimeout = translate.ProbeTimeout
 
 // verdict is what the bridge knows about the remote's era; the rules that
 // reach one live in translate.Decide.
@@ -127,16 +126,6 @@ type probeResult struct {
 	result  []byte // the DiscoverResult response, when the remote sent one
 }
 
-// classifyStatus turns an HTTP error answer to a modern request for
-// method into era evidence: 401/403 are an auth problem and 5xx, 429, ...
-// an outage (no evidence); 400/404 are a refusal, its body read when it
-// is a JSON-RPC error; 405 refuses the kind of request, whatever the body
-// says. translate.Decide judges it.
-func classifyStatus(se *httpclient.StatusError, method string) (verdict, string) {
-	d := translate.Decide(statusEvidence(se, method, true))
-	return d.Era, d.Version
-}
-
 // statusEvidence maps an HTTP error answer to a request of method (in the
 // modern envelope or not) onto transport-neutral evidence.
 func statusEvidence(se *httpclient.StatusError, method string, modern bool) translate.Evidence {
@@ -147,13 +136,6 @@ func statusEvidence(se *httpclient.StatusError, method string, modern bool) tran
 		return translate.RefusalEvidence(method, modern, translate.AnswerNotAllowed, se.Body)
 	}
 	return translate.Evidence{Method: method, Modern: modern}
-}
-
-// classifyDiscover judges the response to a server/discover that reached
-// the remote's JSON-RPC layer.
-func classifyDiscover(m *wire.Message) (verdict, string) {
-	d := translate.Decide(translate.ResponseEvidence("server/discover", true, m))
-	return d.Era, d.Version
 }
 
 // probe sends server/discover with full modern headers and judges the
@@ -178,7 +160,7 @@ func (b *Bridge) probe(ctx context.Context, caps, info []byte) (probeResult, err
 }
 
 func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byte) (pr probeResult, retryWith string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, translate.ProbeTimeout)
 	defer cancel()
 	id := b.mintID("probe")
 	params := append(append([]byte(`{"_meta":{`), translate.EnvelopeFields(version, caps, info, "")...), "}}"...)
@@ -201,14 +183,11 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		if !errors.As(err, &se) {
 			return pr, "", err
 		}
-		v, ver := classifyStatus(se, "server/discover")
-		if v == verdictUnknown {
+		d, retry := translate.JudgeProbe(statusEvidence(se, "server/discover", true), version)
+		if d.Era == verdictUnknown {
 			return pr, "", err
 		}
-		if v == verdictModern && ver != version {
-			return probeResult{verdict: v, version: ver}, ver, nil
-		}
-		return probeResult{verdict: v, version: ver}, "", nil
+		return probeResult{verdict: d.Era, version: d.Version}, retry, nil
 	}
 	defer resp.Close()
 	r, err := awaitResponse(resp, id, nil)
@@ -217,18 +196,15 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 			return pr, "", ctx.Err()
 		}
 		// 202 or a stream without an answer.
-		d := translate.Decide(translate.Evidence{Method: "server/discover", Modern: true, Answer: translate.AnswerEmpty})
+		d, _ := translate.JudgeProbe(translate.Evidence{Method: "server/discover", Modern: true, Answer: translate.AnswerEmpty}, version)
 		return probeResult{verdict: d.Era}, "", nil
 	}
-	v, ver := classifyDiscover(r)
-	pr = probeResult{verdict: v, version: ver}
-	if v == verdictModern && r.Result.Present() {
+	d, retry := translate.JudgeProbe(translate.ResponseEvidence("server/discover", true, r), version)
+	pr = probeResult{verdict: d.Era, version: d.Version}
+	if d.Era == verdictModern && r.Result.Present() {
 		pr.result = clone(r.Raw)
 	}
-	if v == verdictModern && ver != version && !r.Result.Present() {
-		return pr, ver, nil
-	}
-	return pr, "", nil
+	return pr, retry, nil
 }
 
 // remoteCaps is the part of a server's capabilities the translation acts
