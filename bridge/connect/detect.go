@@ -88,7 +88,7 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 	if p.cancelled.Load() || b.protocol() != ProtocolAuto {
 		return false
 	}
-	if b.currentMode() != modePass {
+	if !b.passingThrough() {
 		// Another request settled the era meanwhile.
 		return b.retranslate(ctx, p, m, err)
 	}
@@ -113,15 +113,9 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 }
 
 // writeHeld answers a modern host's request with the 2025-shaped result
-// held back for it: completed the way translation completes every result
-// when the remote proved 2025-only, as it came otherwise.
+// held back for it, as the strategy in force has it.
 func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
-	var hm wire.Message
-	if b.currentMode() == modeModernHost && wire.Parse(p.held, &hm) == nil {
-		b.writeFinal(p, translate.Complete(&hm, m.Method, p.id))
-		return
-	}
-	b.writeFinal(p, p.held)
+	b.strategy().writeHeld(p, p.held, m.Method)
 }
 
 // resetWire undoes what a pass-through attempt set on p, and records the
@@ -147,7 +141,7 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if step := translate.Settle(v, true); step != translate.StepPass {
 			b.setVerdict(v)
 			if step == translate.StepSwitch {
-				b.switchMode(modeModernHost)
+				b.switchMode(modernHostMode{&b.mh})
 			}
 		}
 		b.writeHeld(p, m)
@@ -171,7 +165,7 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		b.setVerdict(v)
 	case translate.StepSwitch:
 		b.setVerdict(v)
-		b.switchMode(modeModernHost)
+		b.switchMode(modernHostMode{&b.mh})
 		b.mh.relay(ctx, p, m)
 		return true
 	}
@@ -259,7 +253,7 @@ func (b *Bridge) probeLegacyHost(ctx context.Context, init []byte) (probeResult,
 	if step != translate.StepSwitch {
 		return pr, false
 	}
-	b.switchMode(modeLegacyHost)
+	b.switchMode(legacyHostMode{&b.lh})
 	b.lh.adopt(init, pr)
 	return pr, true
 }
