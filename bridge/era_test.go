@@ -125,12 +125,12 @@ func TestEraDecidedOnce(t *testing.T) {
 }
 
 // TestStrategyChosenOnce keeps connect's relay mode one strategy value,
-// chosen once per remote (connect/era.go), that call sites invoke. Before,
+// chosen once per remote (connect/strategy.go), that call sites invoke. Before,
 // eight call sites switched on currentMode(). In connect's non-test code
 // it finds:
 //
 //   - the strategy in force (Bridge.how) read or set outside the few
-//     functions that own it;
+//     functions that own it (connect/strategy.go, and New);
 //   - a strategy value compared, type-switched or type-asserted (a switch
 //     on the mode in another shape);
 //   - passingThrough() (the one question about the mode that detection
@@ -138,7 +138,7 @@ func TestEraDecidedOnce(t *testing.T) {
 //   - a currentMode function or a mode type coming back.
 func TestStrategyChosenOnce(t *testing.T) {
 	owners := map[string]bool{"strategy": true, "passingThrough": true, "switchMode": true, "New": true}
-	detection := map[string]bool{"era.go": true, "detect.go": true}
+	detection := map[string]bool{"era.go": true, "detect.go": true, "strategy.go": true}
 	isStrategyCall := func(e ast.Expr) bool {
 		c, ok := e.(*ast.CallExpr)
 		if !ok {
@@ -165,7 +165,7 @@ func TestStrategyChosenOnce(t *testing.T) {
 			case *ast.GenDecl:
 				for _, spec := range d.Specs {
 					if ts, ok := spec.(*ast.TypeSpec); ok && ts.Name.Name == "mode" {
-						t.Errorf("%s: a mode type is back: the relay mode is one strategy value (connect/era.go)", fset.Position(ts.Pos()))
+						t.Errorf("%s: a mode type is back: the relay mode is one strategy value (connect/strategy.go)", fset.Position(ts.Pos()))
 					}
 				}
 				continue
@@ -178,7 +178,7 @@ func TestStrategyChosenOnce(t *testing.T) {
 				}
 				fn := d.Name.Name
 				bad := func(n ast.Node, what string) {
-					t.Errorf("%s: %s %s: invoke b.strategy() instead (connect/era.go)", fset.Position(n.Pos()), fn, what)
+					t.Errorf("%s: %s %s: invoke b.strategy() instead (connect/strategy.go)", fset.Position(n.Pos()), fn, what)
 				}
 				ast.Inspect(d.Body, func(n ast.Node) bool {
 					switch n := n.(type) {

@@ -551,12 +551,6 @@ func (b *Bridge) passNotify(ctx context.Context, method string, raw []byte) {
 	}
 }
 
-// dropHostResponse drops a host response when translating: the remote's
-// own requests reach the host only as the bridge's (lh.deliver).
-func (b *Bridge) dropHostResponse(m *wire.Message) {
-	b.log.Debug().RawJSON("id", m.IDBytes()).Msg("dropping a host response that answers nothing the bridge asked")
-}
-
 // post sends a message that expects no answer (202).
 func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
 	resp, err := b.client.Post(ctx, raw, hdr)

@@ -141,7 +141,7 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		if step := translate.Settle(v, true); step != translate.StepPass {
 			b.setVerdict(v)
 			if step == translate.StepSwitch {
-				b.switchMode(modernHostMode{&b.mh})
+				b.switchMode(b.modernHostMode())
 			}
 		}
 		b.writeHeld(p, m)
@@ -165,7 +165,7 @@ func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Mes
 		b.setVerdict(v)
 	case translate.StepSwitch:
 		b.setVerdict(v)
-		b.switchMode(modernHostMode{&b.mh})
+		b.switchMode(b.modernHostMode())
 		b.mh.relay(ctx, p, m)
 		return true
 	}
@@ -253,7 +253,7 @@ func (b *Bridge) probeLegacyHost(ctx context.Context, init []byte) (probeResult,
 	if step != translate.StepSwitch {
 		return pr, false
 	}
-	b.switchMode(legacyHostMode{&b.lh})
+	b.switchMode(b.legacyHostMode())
 	b.lh.adopt(init, pr)
 	return pr, true
 }

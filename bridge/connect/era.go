@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 
@@ -58,153 +57,11 @@ func (b *Bridge) setVerdict(v verdict) {
 // if the cached assumption later fails", versioning §Backward Compatibility).
 func (b *Bridge) forgetVerdict() { eras.Delete(b.cfg.URL) }
 
-// strategy is how the bridge relays to this remote: as is, or translating
-// one way. It is chosen once per remote, when the era verdict is known
-// (decideMode at the host's first request, or switchMode when a
-// pass-through exchange reveals that the remote lacks the host's era), and
-// every call site that depends on the remote's era invokes it rather than
-// asking which era that is.
-type strategy interface {
-	fmt.Stringer
-	// relay answers one host request.
-	relay(ctx context.Context, p *pending, m *wire.Message)
-	// notify relays a host notification, after the host's earlier messages.
-	notify(ctx context.Context, method string, raw []byte)
-	// respond relays a host response that answers nothing the bridge asked.
-	respond(ctx context.Context, m *wire.Message)
-	// batch relays a host batch.
-	batch(ctx context.Context, raw []byte)
-	// unasked takes a message the remote sent outside any request's
-	// stream, or reports false: it is routed as it came.
-	unasked(msg []byte) bool
-	// wireModern is the era a host request is sent in, as far as
-	// cancellation knows before the request starts.
-	wireModern(hostModern bool) bool
-	// notices reports whether the host takes the bridge's own log
-	// notifications (LogToHost).
-	notices() bool
-	// writeHeld answers p with held, the answer to method kept back while
-	// the remote's era was probed.
-	writeHeld(p *pending, held []byte, method string)
-}
-
-// chosen holds the strategy in force; Bridge.how points to one, swapped
-// once, from pass-through.
-type chosen struct{ strategy }
-
-func (b *Bridge) strategy() strategy { return b.how.Load().strategy }
-
-// passingThrough reports whether no translation was chosen (yet).
-func (b *Bridge) passingThrough() bool { return b.how.Load() == b.passing }
-
-// switchMode leaves pass-through for a translation, once.
-func (b *Bridge) switchMode(to strategy) {
-	if b.how.CompareAndSwap(b.passing, &chosen{to}) {
-		b.log.Info().Stringer("mode", to).Msg("translating between protocol eras")
-	}
-}
-
-// passThrough relays host and remote as they are: they speak the same era,
-// or nothing is known yet (detection watches the exchanges, detect.go).
-type passThrough struct{ b *Bridge }
-
-func (passThrough) String() string { return "pass-through" }
-func (s passThrough) relay(ctx context.Context, p *pending, m *wire.Message) {
-	s.b.passRelay(ctx, p, m)
-}
-func (s passThrough) notify(ctx context.Context, method string, raw []byte) {
-	s.b.passNotify(ctx, method, raw)
-}
-func (s passThrough) respond(ctx context.Context, m *wire.Message) {
-	s.b.inOrder(ctx, func(ctx context.Context) { s.b.post(ctx, m.Raw, s.b.headersFor(m), "response") })
-}
-func (s passThrough) batch(ctx context.Context, raw []byte)       { s.b.passBatch(ctx, raw) }
-func (passThrough) unasked([]byte) bool                           { return false }
-func (passThrough) wireModern(hostModern bool) bool               { return hostModern }
-func (passThrough) notices() bool                                 { return true }
-func (s passThrough) writeHeld(p *pending, held []byte, _ string) { s.b.writeFinal(p, held) }
-
-// legacyHostMode translates for a 2025 host on a 2026-07-28-only remote
-// (legacyhost*.go).
-type legacyHostMode struct{ h *legacyHost }
-
-func (legacyHostMode) String() string { return "legacy host on a modern remote" }
-func (s legacyHostMode) relay(ctx context.Context, p *pending, m *wire.Message) {
-	s.h.relay(ctx, p, m)
-}
-func (s legacyHostMode) notify(ctx context.Context, method string, _ []byte) {
-	s.h.notify(ctx, method)
-}
-func (s legacyHostMode) respond(_ context.Context, m *wire.Message) { s.h.b.dropHostResponse(m) }
-func (s legacyHostMode) batch(ctx context.Context, raw []byte)      { s.h.b.splitBatch(ctx, raw) }
-func (legacyHostMode) unasked([]byte) bool                          { return false }
-
-// wireModern: a request of a translated legacy host is cancelled by
-// closing its stream, even before it starts.
-func (legacyHostMode) wireModern(bool) bool                          { return true }
-func (legacyHostMode) notices() bool                                 { return true }
-func (s legacyHostMode) writeHeld(p *pending, held []byte, _ string) { s.h.b.writeFinal(p, held) }
-
-// modernHostMode translates for a 2026-07-28 host on a 2025-only remote
-// (modernhost*.go).
-type modernHostMode struct{ h *modernHost }
-
-func (modernHostMode) String() string { return "modern host on a legacy remote" }
-func (s modernHostMode) relay(ctx context.Context, p *pending, m *wire.Message) {
-	s.h.relay(ctx, p, m)
-}
-func (s modernHostMode) notify(_ context.Context, method string, _ []byte) {
-	s.h.b.log.Debug().Str("method", method).Msg("dropping a host notification: 2026-07-28 defines none but cancellation")
-}
-func (s modernHostMode) respond(_ context.Context, m *wire.Message) { s.h.b.dropHostResponse(m) }
-func (s modernHostMode) batch(ctx context.Context, raw []byte)      { s.h.b.splitBatch(ctx, raw) }
-
-// unasked: a 2026-07-28 host expects nothing unasked; the translation
-// sorts it out.
-func (s modernHostMode) unasked(msg []byte) bool {
-	s.h.fromRemote(msg)
-	return true
-}
-func (modernHostMode) wireModern(hostModern bool) bool { return hostModern }
-func (modernHostMode) notices() bool                   { return false }
-
-// writeHeld completes the 2025-shaped result held back for the host the
-// way translation completes every result once the remote proved 2025-only.
-func (s modernHostMode) writeHeld(p *pending, held []byte, method string) {
-	var hm wire.Message
-	if wire.Parse(held, &hm) == nil {
-		s.h.b.writeFinal(p, translate.Complete(&hm, method, p.id))
-		return
-	}
-	s.h.b.writeFinal(p, held)
-}
-
 func (b *Bridge) protocol() Protocol {
 	if b.cfg.Protocol == "" {
 		return ProtocolAuto
 	}
 	return b.cfg.Protocol
-}
-
-// decideMode picks the relay mode from the host's first request: its era
-// (a request with the 2026-07-28 _meta envelope is modern, anything else,
-// initialize above all, legacy) against the pinned or cached era of the
-// remote. It runs on the stdin loop, before that request is relayed.
-func (b *Bridge) decideMode(m *wire.Message) {
-	hostModern := m.IsModern()
-	remote := b.cachedVerdict()
-	switch b.protocol() {
-	case ProtocolModern:
-		remote = verdictModern
-	case ProtocolLegacy:
-		remote = verdictLegacy
-	}
-	switch {
-	case !hostModern && remote == verdictModern:
-		b.switchMode(legacyHostMode{&b.lh})
-	case hostModern && remote == verdictLegacy:
-		b.switchMode(modernHostMode{&b.mh})
-	}
 }
 
 // detectable reports whether a pass-through exchange may still reveal that
@@ -257,8 +114,7 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 	ctx, cancel := context.WithTimeout(ctx, translate.ProbeTimeout)
 	defer cancel()
 	id := b.mintID("probe")
-	params := append(append([]byte(`{"_meta":{`), translate.EnvelopeFields(version, caps, info, "")...), "}}"...)
-	body := wire.Request(id, "server/discover", params)
+	body := wire.Request(id, "server/discover", translate.ProbeParams(version, caps, info))
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
 		return pr, "", err

@@ -27,6 +27,13 @@ const (
 	ProbeRetryMax = 30 * time.Second
 )
 
+// ProbeParams are the params of a server/discover probe asked in version,
+// in the 2026-07-28 envelope: the capabilities and identity of the client
+// the bridge speaks for (caps, info; nil for none), and no log level.
+func ProbeParams(version string, caps, info []byte) []byte {
+	return append(append([]byte(`{"_meta":{`), EnvelopeFields(version, caps, info, "")...), "}}"...)
+}
+
 // Step is what a face does with the answer to a request of its own
 // sender (not a probe) while the peer's era is not yet known.
 type Step int8
