@@ -92,10 +92,68 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 		// Another request settled the era meanwhile.
 		return b.retranslate(ctx, p, m, err)
 	}
-	if p.modern {
-		return b.modernHostRejected(ctx, p, m, err)
+	v, step := b.evidenceOf(p, m, err)
+	var init []byte
+	var pr probeResult
+	if step == translate.StepHold {
+		// Weak evidence (the shape of one answer, a refusal naming no
+		// version: a gateway may say 404 for other reasons): the probe
+		// decides, asked with the host's capabilities and identity. A held
+		// answer is kept, not the request sent again (a tools/call may
+		// have had effects).
+		if p.modern {
+			caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
+			info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
+			pr, step = b.probeHost(ctx, spanBytes(m, caps), spanBytes(m, info), true)
+		} else {
+			if init = b.sess.handshake(); m.Method == "initialize" {
+				init = m.Raw
+			}
+			hs := parseHandshake(init)
+			pr, step = b.probeHost(ctx, hs.caps, hs.info, false)
+		}
+	} else if step != translate.StepPass {
+		b.setVerdict(v)
 	}
-	return b.legacyHostRejectedRequest(ctx, p, m, err)
+	switch {
+	case step == translate.StepSwitch && p.modern:
+		b.switchMode(b.modernHostMode())
+		if p.held == nil {
+			b.mh.relay(ctx, p, m)
+			return true
+		}
+	case step == translate.StepSwitch:
+		b.switchMode(b.legacyHostMode())
+		b.lh.adopt(init, pr)
+		b.resetWire(p, true)
+		if m.Method == "initialize" {
+			b.lh.answerInitialize(p)
+		} else {
+			b.lh.relay(ctx, p, m)
+		}
+		return true
+	case p.held == nil:
+		return false
+	}
+	b.writeHeld(p, m)
+	return true
+}
+
+// evidenceOf is what p's outcome says of the remote: what its final
+// response showed (detectFinal: an era hint, or an answer held back), or
+// the HTTP error it ended with.
+func (b *Bridge) evidenceOf(p *pending, m *wire.Message, err error) (verdict, translate.Step) {
+	switch {
+	case p.eraHint != verdictUnknown:
+		return p.eraHint, translate.StepSwitch
+	case p.held != nil:
+		return verdictUnknown, translate.StepHold
+	}
+	d, step, se := observeErr(err, m.Method, p.modern)
+	if step == translate.StepHold && !p.modern && se.StatusCode == http.StatusNotFound && b.client.SessionID() != "" {
+		return verdictUnknown, translate.StepPass // a session that expired
+	}
+	return d.Era, step
 }
 
 // retranslate runs p again in the translation mode another request chose,
@@ -112,8 +170,8 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 	return true
 }
 
-// writeHeld answers a modern host's request with the 2025-shaped result
-// held back for it, as the strategy in force has it.
+// writeHeld answers the host's request with the answer held back for it,
+// as the strategy in force has it.
 func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
 	b.strategy().writeHeld(p, p.held, m.Method)
 }
@@ -128,60 +186,16 @@ func (b *Bridge) resetWire(p *pending, modern bool) {
 	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
 }
 
-// modernHostRejected handles a modern host's request that a legacy-only
-// remote may have refused, or answered in 2025 shape (held).
-func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Message, err error) bool {
-	v := p.eraHint
-	if v == verdictUnknown && p.held != nil {
-		// The shape of one answer is no verdict on the remote: the probe
-		// decides. The request was carried out either way, so its answer
-		// is kept, not the request sent again (a tools/call may have
-		// effects).
-		v = b.probeModernHost(ctx, m)
-		if step := translate.Settle(v, true); step != translate.StepPass {
-			b.setVerdict(v)
-			if step == translate.StepSwitch {
-				b.switchMode(b.modernHostMode())
-			}
-		}
-		b.writeHeld(p, m)
-		return true
-	}
-	if v == verdictUnknown && err != nil {
-		se, ok := refusal(err)
-		if !ok {
-			return false
-		}
-		d, step := translate.Observe(statusEvidence(se, m.Method, true))
-		v = d.Era
-		if step == translate.StepHold {
-			// A refusal without a version list is weak evidence (a
-			// gateway may say 404 for other reasons): the probe decides.
-			v = b.probeModernHost(ctx, m)
-		}
-	}
-	switch translate.Settle(v, true) {
-	case translate.StepSettle:
-		b.setVerdict(v)
-	case translate.StepSwitch:
-		b.setVerdict(v)
-		b.switchMode(b.modernHostMode())
-		b.mh.relay(ctx, p, m)
-		return true
-	}
-	return false
-}
-
-// probeModernHost probes with the capabilities and identity of a modern
-// host's request; verdictUnknown when the probe got no answer.
-func (b *Bridge) probeModernHost(ctx context.Context, m *wire.Message) verdict {
-	caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
-	info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
-	pr, err := b.probe(ctx, spanBytes(m, caps), spanBytes(m, info))
+// probeHost probes the remote with a host's capabilities and identity,
+// records the verdict, and says what it means for a host of that era
+// (translate.Settle; StepPass when the probe got no answer).
+func (b *Bridge) probeHost(ctx context.Context, caps, info []byte, modern bool) (probeResult, translate.Step) {
+	pr, err := b.probe(ctx, caps, info)
 	if err != nil {
-		return verdictUnknown
+		return pr, translate.StepPass
 	}
-	return pr.verdict
+	b.setVerdict(pr.verdict)
+	return pr, translate.Settle(pr.verdict, modern)
 }
 
 func spanBytes(m *wire.Message, s wire.Span) []byte {
@@ -189,36 +203,6 @@ func spanBytes(m *wire.Message, s wire.Span) []byte {
 		return nil
 	}
 	return m.Bytes(s)
-}
-
-// legacyHostRejectedRequest handles a legacy host's request (its initialize
-// above all) that a modern-only remote may have refused.
-func (b *Bridge) legacyHostRejectedRequest(ctx context.Context, p *pending, m *wire.Message, err error) bool {
-	if p.held == nil {
-		_, step, se := observeErr(err, m.Method, false)
-		if step != translate.StepHold || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
-			return false // no evidence, or a session that expired
-		}
-	}
-	init := b.sess.handshake()
-	if m.Method == "initialize" {
-		init = m.Raw
-	}
-	_, ok := b.probeLegacyHost(ctx, init)
-	if !ok {
-		if p.held != nil {
-			b.writeFinal(p, p.held)
-			return true
-		}
-		return false
-	}
-	b.resetWire(p, true)
-	if m.Method == "initialize" {
-		b.lh.answerInitialize(p)
-		return true
-	}
-	b.lh.relay(ctx, p, m)
-	return true
 }
 
 // legacyHostRejected handles a refused notifications/initialized: a
@@ -231,31 +215,16 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	if _, step, _ := observeErr(err, "notifications/initialized", false); step != translate.StepHold {
 		return false
 	}
-	if _, ok := b.probeLegacyHost(ctx, b.sess.handshake()); !ok {
-		return false
-	}
-	b.lh.onInitialized()
-	return true
-}
-
-// probeLegacyHost probes with the capabilities and identity of the host's
-// initialize, records what the probe found, and reports whether the
-// remote lacks the host's 2025 era: the session then switched to
-// translation, which adopted init and the discovery.
-func (b *Bridge) probeLegacyHost(ctx context.Context, init []byte) (probeResult, bool) {
+	init := b.sess.handshake()
 	hs := parseHandshake(init)
-	pr, err := b.probe(ctx, hs.caps, hs.info)
-	if err != nil {
-		return pr, false
-	}
-	step := translate.Settle(pr.verdict, false)
-	b.setVerdict(pr.verdict)
+	pr, step := b.probeHost(ctx, hs.caps, hs.info, false)
 	if step != translate.StepSwitch {
-		return pr, false
+		return false
 	}
 	b.switchMode(b.legacyHostMode())
 	b.lh.adopt(init, pr)
-	return pr, true
+	b.lh.onInitialized()
+	return true
 }
 
 // handshake is what the bridge keeps of a legacy host's initialize.
