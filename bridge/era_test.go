@@ -23,7 +23,12 @@ import (
 //   - a received result's ResultType() compared with "" (the test for a
 //     2025-shaped answer);
 //   - translate.PickModern (choosing the modern version from a peer's
-//     list is the verdict's job).
+//     list is the verdict's job);
+//   - translate.Decide called, or a Decision's Confirm read: when an
+//     answer is acted on, held back for a probe or switched on, and what
+//     a probe's outcome means, is the machine's in translate/eradetect.go
+//     (Observe, Settle, JudgeProbe, DiscoverReply/InitializeReply,
+//     ProbeEras), written once for both faces.
 //
 // Producing those codes (answering a client with -32022) is not reading
 // evidence; the one function that switches on them to map the bridge's
@@ -108,6 +113,12 @@ func TestEraDecidedOnce(t *testing.T) {
 					case *ast.SelectorExpr:
 						if x, ok := n.X.(*ast.Ident); ok && x.Name == "translate" && n.Sel.Name == "PickModern" {
 							bad(n, "picks the modern version from a peer's list")
+						}
+						if x, ok := n.X.(*ast.Ident); ok && x.Name == "translate" && n.Sel.Name == "Decide" {
+							bad(n, "acts on a raw decision (translate.Observe, Settle, JudgeProbe and ProbeEras say what it means)")
+						}
+						if n.Sel.Name == "Confirm" {
+							bad(n, "weighs weak evidence itself (translate.Observe holds it back for a probe)")
 						}
 					}
 					return true
