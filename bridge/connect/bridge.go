@@ -97,7 +97,7 @@ type pending struct {
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
-	// Both are written under Bridge.mu (setWireID, setWireModern, resetWire)
+	// Both are written under Bridge.mu (setWireID, resetWire)
 	// once p is in flight: wireModern is read by the stdin loop
 	// (cancellation), wireID by pendingByWireID on a stream's reader.
 	wireID     []byte
@@ -129,13 +129,6 @@ type pending struct {
 	// replied is set by the one write of the host's answer.
 	finalFor []byte
 	replied  atomic.Bool
-}
-
-// setWireModern records the era p is sent in.
-func (b *Bridge) setWireModern(p *pending, modern bool) {
-	b.mu.Lock()
-	p.wireModern = modern
-	b.mu.Unlock()
 }
 
 // setWireID gives p a new id toward the remote. Only p's own goroutine
