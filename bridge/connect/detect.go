@@ -12,9 +12,11 @@ import (
 
 // With --protocol auto the bridge starts out passing the host's messages
 // through, and switches to translation when the remote's answer shows it
-// lacks the host's era. What an answer shows is translate.Decide's (one
-// rule set for both faces); this file turns HTTP outcomes into its
-// evidence and acts on the verdict. The evidence, per direction:
+// lacks the host's era. What an answer shows, and what to do about it
+// (pass it on, settle the era, hold it back and probe, switch), is
+// translate's (Decide and Observe, one machine for both faces); this file
+// turns HTTP outcomes into its evidence, sends the probe and carries out
+// the step. The evidence, per direction:
 //
 //   - a legacy host's initialize (or the notifications/initialized after
 //     it, or a first request) is refused with 400/404/405, or the
