@@ -117,13 +117,9 @@ type legacyHostMode struct {
 
 func (b *Bridge) legacyHostMode() strategy { return legacyHostMode{translating{b}, &b.lh} }
 
-func (legacyHostMode) String() string { return "legacy host on a modern remote" }
-func (s legacyHostMode) relay(ctx context.Context, p *pending, m *wire.Message) {
-	s.h.relay(ctx, p, m)
-}
-func (s legacyHostMode) notify(ctx context.Context, method string, _ []byte) {
-	s.h.notify(ctx, method)
-}
+func (legacyHostMode) String() string                                           { return "legacy host on a modern remote" }
+func (s legacyHostMode) relay(ctx context.Context, p *pending, m *wire.Message) { s.h.relay(ctx, p, m) }
+func (s legacyHostMode) notify(ctx context.Context, method string, _ []byte)    { s.h.notify(ctx, method) }
 
 // wireModern: a request of a translated legacy host is cancelled by
 // closing its stream, even before it starts.
@@ -138,10 +134,8 @@ type modernHostMode struct {
 
 func (b *Bridge) modernHostMode() strategy { return modernHostMode{translating{b}, &b.mh} }
 
-func (modernHostMode) String() string { return "modern host on a legacy remote" }
-func (s modernHostMode) relay(ctx context.Context, p *pending, m *wire.Message) {
-	s.h.relay(ctx, p, m)
-}
+func (modernHostMode) String() string                                           { return "modern host on a legacy remote" }
+func (s modernHostMode) relay(ctx context.Context, p *pending, m *wire.Message) { s.h.relay(ctx, p, m) }
 func (s modernHostMode) notify(_ context.Context, method string, _ []byte) {
 	s.b.log.Debug().Str("method", method).Msg("dropping a host notification: 2026-07-28 defines none but cancellation")
 }
