@@ -111,8 +111,8 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 			if init = b.sess.handshake(); m.Method == "initialize" {
 				init = m.Raw
 			}
-			hs := parseHandshake(init)
-			pr, step = b.probeHost(ctx, hs.caps, hs.info, false)
+			caps, info := handshakeOf(init)
+			pr, step = b.probeHost(ctx, caps, info, false)
 		}
 	} else if step != translate.StepPass {
 		b.setVerdict(v)
@@ -218,8 +218,8 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 		return false
 	}
 	init := b.sess.handshake()
-	hs := parseHandshake(init)
-	pr, step := b.probeHost(ctx, hs.caps, hs.info, false)
+	caps, info := handshakeOf(init)
+	pr, step := b.probeHost(ctx, caps, info, false)
 	if step != translate.StepSwitch {
 		return false
 	}
@@ -229,25 +229,13 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	return true
 }
 
-// handshake is what the bridge keeps of a legacy host's initialize.
-type handshake struct {
-	version string
-	caps    []byte // params.capabilities, raw
-	info    []byte // params.clientInfo, raw
-}
-
-func parseHandshake(init []byte) handshake {
-	var hs handshake
+// handshakeOf reads the capabilities and identity a legacy host declared
+// in its initialize (init, raw; nil before one).
+func handshakeOf(init []byte) (caps, info []byte) {
 	var m wire.Message
 	if init == nil || wire.Parse(init, &m) != nil {
-		return hs
+		return nil, nil
 	}
-	hs.version, _ = wire.StringField(m.Raw, m.Params, "protocolVersion")
-	if sp, ok := wire.Field(m.Raw, m.Params, "capabilities"); ok && m.Raw[sp.Start] == '{' {
-		hs.caps = clone(m.Bytes(sp))
-	}
-	if sp, ok := wire.Field(m.Raw, m.Params, "clientInfo"); ok && m.Raw[sp.Start] == '{' {
-		hs.info = clone(m.Bytes(sp))
-	}
-	return hs
+	_, caps, info = translate.InitializeOf(&m)
+	return caps, info
 }

@@ -159,32 +159,18 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 
 // remoteCaps is the part of a server's capabilities the translation acts
 // on: which change notifications it sends, whether it takes resource
-// subscriptions and log levels.
+// subscriptions (translate.ChangeCaps) and log levels.
 type remoteCaps struct {
-	toolsListChanged, promptsListChanged, resourcesListChanged bool
-	resourcesSubscribe, logging                                bool
+	translate.ChangeCaps
+	logging bool
 }
 
 func parseRemoteCaps(raw []byte) remoteCaps {
-	type listChanged struct {
-		ListChanged bool `json:"listChanged"`
-		Subscribe   bool `json:"subscribe"`
-	}
 	var c struct {
-		Tools     *listChanged    `json:"tools"`
-		Prompts   *listChanged    `json:"prompts"`
-		Resources *listChanged    `json:"resources"`
-		Logging   json.RawMessage `json:"logging"`
+		Logging json.RawMessage `json:"logging"`
 	}
 	if len(raw) > 0 {
 		json.Unmarshal(raw, &c)
 	}
-	var r remoteCaps
-	r.toolsListChanged = c.Tools != nil && c.Tools.ListChanged
-	r.promptsListChanged = c.Prompts != nil && c.Prompts.ListChanged
-	if c.Resources != nil {
-		r.resourcesListChanged, r.resourcesSubscribe = c.Resources.ListChanged, c.Resources.Subscribe
-	}
-	r.logging = len(c.Logging) > 0 && string(c.Logging) != "null"
-	return r
+	return remoteCaps{translate.ParseChangeCaps(raw), len(c.Logging) > 0 && string(c.Logging) != "null"}
 }
