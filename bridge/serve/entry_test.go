@@ -1,0 +1,160 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// entryAsk sends a request on an in-process session and returns the
+// message answering it (notifications before it are skipped).
+func entryAsk(t *testing.T, c *Conn, req string) map[string]any {
+	t.Helper()
+	if err := c.Send([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := c.Recv()
+		if err != nil {
+			t.Fatalf("Recv: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.Fatalf("%v: %q", err, msg)
+		}
+		if _, ok := m["id"]; ok && m["method"] == nil {
+			return m
+		}
+	}
+}
+
+// An in-process session (Handler.Open) is a 2025 session of the Handler
+// for a caller it admits by its own tokens: every kind of child (its own,
+// the shared one, a 2026-07-28-only child the session is translated onto)
+// serves it, the access log names the caller, and Close ends it. A token
+// the Handler does not accept, or none, opens nothing.
+func TestOpenSession(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		args []string
+	}{
+		{"own child", Config{}, nil},
+		{"shared child", Config{SessionMode: SessionShared}, nil},
+		{"2026-only child", Config{}, []string{"-legacy=false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.AccessLog = true
+			cfg.NamedTokens = []NamedToken{{Name: "team-a", Token: "tok-a"}}
+			b := startBridge(t, cfg, append([]string{bins["memos"]}, tc.args...)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for _, bad := range []Caller{{}, {Authorization: "Bearer guessed"}, {Subject: "someone"}} {
+				if _, err := b.Open(ctx, bad, nil); !errors.Is(err, ErrCallerRefused) {
+					t.Errorf("Open(%+v) = %v, want ErrCallerRefused", bad, err)
+				}
+			}
+			c, err := b.Open(ctx, Caller{Authorization: "Bearer tok-a"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			init := entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			if res, _ := init["result"].(map[string]any); res == nil || res["protocolVersion"] != "2025-11-25" {
+				t.Fatalf("initialize = %v", init)
+			}
+			if err := c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+				t.Fatal(err)
+			}
+			for id := range 3 {
+				call := entryAsk(t, c, `{"jsonrpc":"2.0","id":`+string(rune('2'+id))+`,"method":"tools/call","params":{"name":"auth_get_current_user","arguments":{}}}`)
+				if res, _ := call["result"].(map[string]any); res == nil || res["isError"] == true {
+					t.Fatalf("tools/call = %v", call)
+				}
+			}
+			if b.sessions.count() != 1 {
+				t.Errorf("sessions = %d, want 1", b.sessions.count())
+			}
+			c.Close()
+			if _, err := c.Recv(); err != io.EOF {
+				t.Errorf("Recv after Close = %v, want EOF", err)
+			}
+			if err := c.Send([]byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)); err == nil {
+				t.Error("Send after Close succeeded")
+			}
+			if n := b.sessions.count(); n != 0 {
+				t.Errorf("sessions after Close = %d, want 0", n)
+			}
+			var principals []string
+			for _, line := range strings.Split(b.log.String(), "\n") {
+				var l struct{ Message, Principal string }
+				if json.Unmarshal([]byte(line), &l) == nil && l.Message == "request" {
+					principals = append(principals, l.Principal)
+				}
+			}
+			if len(principals) < 5 || slices.ContainsFunc(principals, func(p string) bool { return p != "team-a" }) {
+				t.Errorf("access log principals = %v, want team-a for every message", principals)
+			}
+		})
+	}
+}
+
+// scopeAuth is an OAuth resource server stand-in: it admits no HTTP
+// request, and an in-process caller only with the scope "s1".
+type scopeAuth struct{}
+
+func (scopeAuth) Authenticate(w http.ResponseWriter, r *http.Request) (string, error) {
+	return "", errors.New("no")
+}
+func (scopeAuth) ServeMetadata(w http.ResponseWriter, r *http.Request) {}
+func (scopeAuth) AuthorizeCaller(subject string, scopes []string) error {
+	if !slices.Contains(scopes, "s1") {
+		return errors.New("lacks s1")
+	}
+	return nil
+}
+
+// plainAuth cannot check an in-process caller's scopes.
+type plainAuth struct{ scopeAuth }
+
+func (plainAuth) AuthorizeCaller() {}
+
+// An OAuth caller verified elsewhere is admitted in-process only by an
+// Authenticator that checks its scopes against the endpoint's own
+// (CallerAuthorizer): without them it is refused, and so it is by an
+// Authenticator that cannot check them.
+func TestOpenCallerScopes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		auth   Authenticator
+		scopes []string
+		ok     bool
+	}{
+		{scopeAuth{}, []string{"s1", "s2"}, true},
+		{scopeAuth{}, []string{"s2"}, false},
+		{scopeAuth{}, nil, false},
+		{plainAuth{}, []string{"s1"}, false},
+	} {
+		h, err := New(Config{Auth: tc.auth, Command: testChild()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := h.Open(ctx, Caller{Subject: "https://as.example alice", Scopes: tc.scopes}, nil)
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrCallerRefused)) {
+			t.Errorf("%T with scopes %v: Open = %v, want admitted %v", tc.auth, tc.scopes, err, tc.ok)
+		}
+		if c != nil {
+			if c.p != oauthPrincipal("https://as.example alice") {
+				t.Errorf("principal = %v", c.p)
+			}
+			c.Close()
+		}
+		h.Close()
+	}
+}
