@@ -484,6 +484,6 @@ func (w *entryWriter) finish() {
 		return
 	}
 	if body := bytes.TrimSpace(w.buf); len(body) > 0 {
-		w.c.deliver(slices.Clone(body), w.abort)
+		w.c.deliver(body, w.abort) // w.buf is this response's own
 	}
 }
