@@ -62,5 +62,5 @@ func (g *Gateway) AggregateClient() (string, *http.Client, error) {
 	}
 	// The host is a loopback name: CheckHost accepts it; the transport
 	// ignores it.
-	return "http://localhost" + AggregatePath, &http.Client{Transport: &handlerTransport{g: g}}, nil
+	return "http://localhost" + AggregatePath, &http.Client{Transport: &handlerTransport{h: g, life: &g.life}}, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 )
 
 // errStreamCut ends a response the Handler aborted (its budget cut a
@@ -15,12 +17,15 @@ import (
 var errStreamCut = errors.New("gateway: in-process response cut by the server")
 
 // handlerTransport is the RoundTripper of AggregateClient: each request is
-// served by the Gateway's ServeHTTP on a goroutine of the Gateway, and
+// served by h (the Gateway) on a goroutine of life (the Gateway's), and
 // the response's body is what the handler writes, as it writes it (an
 // io.Pipe: an SSE stream reaches the client event by event, and a client
 // that stops reading holds the handler's write as a socket would). There
 // is no connection: nothing to dial, pool or close.
-type handlerTransport struct{ g *Gateway }
+type handlerTransport struct {
+	h    http.Handler
+	life *lifecycle.Group
+}
 
 func (t *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
@@ -36,7 +41,7 @@ func (t *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	pr, pw := io.Pipe()
 	w := &pipeResponse{hdr: http.Header{}, pw: pw, head: make(chan struct{})}
-	if !t.g.life.Go(func() { serveInProcess(t.g, w, sr, cancel) }) {
+	if !t.life.Go(func() { serveInProcess(t.h, w, sr, cancel) }) {
 		cancel()
 		return nil, errorf("aggregate client after Close")
 	}

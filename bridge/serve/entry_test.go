@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,4 +158,57 @@ func TestOpenCallerScopes(t *testing.T) {
 		}
 		h.Close()
 	}
+}
+
+// FuzzEntryEvents: however the session's SSE stream is cut into writes
+// (an event in one write, a large one in three, keepalives and a priming
+// event between), an in-process session hands on exactly the messages,
+// whole and in order.
+func FuzzEntryEvents(f *testing.F) {
+	f.Add([]byte(`{"a":1}|{"jsonrpc":"2.0","id":1,"result":{}}`), []byte{3, 50, 1})
+	f.Add([]byte(`x|data: y|id: 3`), []byte{0, 0, 7})
+	f.Fuzz(func(t *testing.T, msgs []byte, cuts []byte) {
+		var want [][]byte
+		var stream []byte
+		for i, m := range bytes.Split(msgs, []byte("|")) {
+			if len(m) == 0 || bytes.ContainsAny(m, "\r\n") {
+				continue
+			}
+			want = append(want, m)
+			switch i % 3 {
+			case 0:
+				stream = append(stream, "id: 7\n"...)
+			case 1:
+				stream = append(stream, keepaliveComment...)
+			case 2:
+				stream = append(stream, "id: 8\nretry: 1000\ndata: \n\n"...)
+			}
+			stream = append(append(append(stream, eventPrefix...), m...), eventSuffix...)
+		}
+		c := &Conn{out: make(chan []byte, len(want)+1), closed: make(chan struct{})}
+		w := newEntryWriter(c)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for len(stream) > 0 {
+			n := len(stream)
+			if len(cuts) > 0 {
+				n = min(n, int(cuts[0])+1)
+				cuts = cuts[1:]
+			}
+			chunk := bytes.Clone(stream[:n]) // the responder reuses its buffer
+			if _, err := w.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+			clear(chunk)
+			stream = stream[n:]
+		}
+		close(c.out)
+		var got [][]byte
+		for m := range c.out {
+			got = append(got, m)
+		}
+		if !slices.EqualFunc(got, want, bytes.Equal) {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
 }
