@@ -26,9 +26,6 @@ const maxAggCallAllocs = 320
 // client, the aggregate's Handler and Aggregator, the route's Handler;
 // not the child).
 func TestAggregateCallAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("counts allocations of a whole call")
-	}
 	file := `{"mcpServers": {"memos": {"command": "` + bins["memos"] + `"}}, "mcpBridge": {"aggregate": true}}`
 	g, err := New(Config{Base: serve.Config{Logger: zerolog.Nop()}, Logger: zerolog.Nop()}, parse(t, file))
 	if err != nil {
