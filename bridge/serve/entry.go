@@ -325,7 +325,7 @@ func (c *Conn) spawnLocked(fn func()) bool {
 // servePost is what Handler.servePost does once the body is parsed.
 func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message) {
 	h := c.h
-	r = withPrincipal(r, c.p)
+	r = c.admitted(r)
 	if h.refused(w, r) {
 		return
 	}
@@ -357,7 +357,7 @@ func (c *Conn) listen() {
 }
 
 func (c *Conn) serveGet(w http.ResponseWriter, r *http.Request) {
-	r = withPrincipal(r, c.p)
+	r = c.admitted(r)
 	if c.h.refused(w, r) {
 		return
 	}
@@ -365,8 +365,13 @@ func (c *Conn) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Conn) serveDelete(w http.ResponseWriter, r *http.Request) {
-	c.h.sessions.serveDelete(w, withPrincipal(r, c.p))
+	c.h.sessions.serveDelete(w, c.admitted(r))
 }
+
+// admitted is r as the guard passes an admitted request on: carrying the
+// caller's Principal (sessions are bound to it; the access log and
+// metrics name it).
+func (c *Conn) admitted(r *http.Request) *http.Request { return withPrincipal(r, c.p) }
 
 // deliver hands one message to Recv, waiting while the reader is behind
 // (or until Close, or the stream is aborted).
@@ -431,7 +436,7 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 		rest = w.buf
 	}
 	for {
-		i := bytes.Index(rest, eventSuffix)
+		i := bytes.Index(rest, eventEnd)
 		if i < 0 {
 			break
 		}
@@ -439,7 +444,7 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 			w.failed = true
 			return 0, err
 		}
-		rest = rest[i+len(eventSuffix):]
+		rest = rest[i+len(eventEnd):]
 	}
 	if len(rest) == 0 {
 		w.buf = w.buf[:0]
@@ -449,7 +454,12 @@ func (w *entryWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var dataField = []byte("data: ")
+// An SSE event ends with a blank line; its data is on a "data: " line
+// (text/event-stream, as the responder writes it).
+var (
+	eventEnd  = []byte("\n\n")
+	dataField = []byte("data: ")
+)
 
 // event hands on the data of one SSE event (a comment or a priming event
 // has none).

@@ -179,11 +179,11 @@ func FuzzEntryEvents(f *testing.F) {
 			case 0:
 				stream = append(stream, "id: 7\n"...)
 			case 1:
-				stream = append(stream, keepaliveComment...)
+				stream = append(stream, ": keepalive\n\n"...)
 			case 2:
 				stream = append(stream, "id: 8\nretry: 1000\ndata: \n\n"...)
 			}
-			stream = append(append(append(stream, eventPrefix...), m...), eventSuffix...)
+			stream = append(append(append(stream, "event: message\ndata: "...), m...), "\n\n"...)
 		}
 		c := &Conn{out: make(chan []byte, len(want)+1), closed: make(chan struct{})}
 		w := newEntryWriter(c)
