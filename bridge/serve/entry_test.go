@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -211,4 +212,45 @@ func FuzzEntryEvents(f *testing.F) {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
+}
+
+// An in-process session carries a request of the child to the client and
+// the client's answer back (the session's relay, as over HTTP), and the
+// child's progress for a call.
+func TestOpenServerRequest(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-roots","arguments":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := c.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ask struct {
+		ID     json.RawMessage
+		Method string
+	}
+	if json.Unmarshal(msg, &ask); ask.Method != "roots/list" {
+		t.Fatalf("first message = %s, want the child's roots/list", msg)
+	}
+	res := entryAsk(t, c, `{"jsonrpc":"2.0","id":`+string(ask.ID)+`,"result":{"roots":[{"uri":"file:///entry-root"}]}}`)
+	if !strings.Contains(fmt.Sprint(res), "entry-root") {
+		t.Fatalf("tools/call = %v, want the roots answered", res)
+	}
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"tok-9"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err = c.Recv()
+	if err != nil || !strings.Contains(string(msg), `"notifications/progress"`) || !strings.Contains(string(msg), `"tok-9"`) {
+		t.Fatalf("progress = %s, %v", msg, err)
+	}
 }
