@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -56,5 +57,49 @@ func TestAggregateCallAllocs(t *testing.T) {
 	t.Logf("allocations per aggregated tools/call: %.0f; %.0f calls/s one at a time", n, float64(runs+1)/took.Seconds())
 	if n > maxAggCallAllocs {
 		t.Errorf("one aggregated tools/call allocated %.0f times, want at most %d", n, maxAggCallAllocs)
+	}
+}
+
+// An aggregated call in flight when the gateway begins to shut down
+// finishes, as a request in flight at a route does: the route's session
+// loses its standalone stream (BeginShutdown ends those), not the
+// session, so the aggregate keeps the server until its calls are
+// answered.
+func TestAggregateCallFinishesAcrossShutdown(t *testing.T) {
+	file := `{"mcpServers": {"memos": {"command": "` + bins["memos"] + `", "args": ["-step-delay", "200ms"]}}, "mcpBridge": {"aggregate": true}}`
+	gw := startGateway(t, file)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	progressed := make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			progressed <- struct{}{}
+		},
+	})
+	// A 2026-07-28 client: it has no standalone stream of its own for
+	// BeginShutdown to end.
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + AggregatePath, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: versions[0].version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	done := make(chan error, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "memos_memo_export_memos", Arguments: map[string]any{"steps": 4}}
+		params.SetProgressToken("p1")
+		res, err := cs.CallTool(ctx, params)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("tool error: %s", toolText(res))
+		}
+		done <- err
+	}()
+	select {
+	case <-progressed:
+	case err := <-done:
+		t.Fatalf("the call ended before its first progress: %v", err)
+	}
+	gw.BeginShutdown()
+	if err := <-done; err != nil {
+		t.Fatalf("the call in flight at BeginShutdown: %v", err)
 	}
 }

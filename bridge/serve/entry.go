@@ -339,7 +339,10 @@ func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message
 // listen carries the session's standalone stream (what the child sends
 // outside any request) for as long as the session lives: a stream the
 // Handler ends while the session goes on (its budget cut it) is opened
-// again, as a client reconnects.
+// again, as a client reconnects. Once the Handler is shutting down
+// (BeginShutdown ends standalone streams) the session goes on without
+// one until it ends, so that its requests in flight are answered, as an
+// HTTP client's are.
 func (c *Conn) listen() {
 	defer c.end()
 	c.mu.Lock()
@@ -350,7 +353,17 @@ func (c *Conn) listen() {
 		r.Header["Accept"] = []string{"text/event-stream"}
 		w := newEntryWriter(c)
 		c.serve(w, r, c.serveGet)
-		if w.status != http.StatusOK || c.h.sessions.lookup(sid) == nil || c.h.closing.Fired() {
+		s := c.h.sessions.lookup(sid)
+		switch {
+		case s == nil:
+			return // ended (Close, the child's exit, the Handler's Close)
+		case c.h.closing.Fired():
+			select {
+			case <-s.endCh:
+			case <-c.closed:
+			}
+			return
+		case w.status != http.StatusOK:
 			return
 		}
 	}
