@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -101,5 +103,52 @@ func TestAggregateCallFinishesAcrossShutdown(t *testing.T) {
 	gw.BeginShutdown()
 	if err := <-done; err != nil {
 		t.Fatalf("the call in flight at BeginShutdown: %v", err)
+	}
+}
+
+// When a route forgets the aggregate's session (its child was killed, and
+// with it the session), the aggregate's connection to the route starts a
+// new one by replaying the handshake, as an HTTP client of the route
+// must ("MUST start a new session"): the server comes back under the same
+// aggregate session, in both the route's session modes.
+func TestAggregateRouteSessionRenewed(t *testing.T) {
+	for _, mode := range []string{"", `, "mcpBridge": {"aggregate": true, "servers": {"memos": {"sessionMode": "shared"}}}`} {
+		name := "own child"
+		if mode != "" {
+			name = "shared child"
+		}
+		t.Run(name, func(t *testing.T) {
+			file := `{"mcpServers": {"memos": {"command": "` + bins["memos"] + `"}}, "mcpBridge": {"aggregate": true}}`
+			if mode != "" {
+				file = `{"mcpServers": {"memos": {"command": "` + bins["memos"] + `"}}` + mode + `}`
+			}
+			gw := startGateway(t, file)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs := connectSDK(t, ctx, gw.URL+AggregatePath, versions[1].version)
+			var stats struct{ Pid int }
+			if err := json.Unmarshal([]byte(callOK(t, ctx, cs, "memos_memo_debug_stats")), &stats); err != nil || stats.Pid == 0 {
+				t.Fatalf("memo_debug_stats: %v", err)
+			}
+			proc, err := os.FindProcess(stats.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proc.Kill()
+			for {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memos_memo_debug_stats", Arguments: map[string]any{}})
+				if err == nil && !res.IsError {
+					var now struct{ Pid int }
+					json.Unmarshal([]byte(toolText(res)), &now)
+					if now.Pid != 0 && now.Pid != stats.Pid {
+						return
+					}
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("memos did not come back in the aggregate session: %v", err)
+				}
+				time.Sleep(20 * time.Millisecond) // polling the restarted server, not syncing goroutines
+			}
+		})
 	}
 }

@@ -119,9 +119,13 @@ type Conn struct {
 	wg     sync.WaitGroup
 	stop   func() bool // stops Open's AfterFunc
 
+	renew renewal // a new session when the Handler forgets this one (entry_renew.go)
+
 	mu        sync.Mutex
 	sid       string // Mcp-Session-Id; "" until initialize succeeds
 	initSent  bool
+	init      []byte // the client's initialize and notifications/initialized,
+	inited    []byte // replayed by a renewal
 	goneOnce  sync.Once
 	closeOnce sync.Once
 }
@@ -168,6 +172,7 @@ func (c *Conn) Send(msg []byte) error {
 		c.mu.Lock()
 		again := c.initSent
 		c.initSent = true
+		c.init = slices.Clone(msg)
 		c.mu.Unlock()
 		if again {
 			return fmt.Errorf("serve: in-process session: initialize sent twice")
@@ -184,6 +189,9 @@ func (c *Conn) Send(msg []byte) error {
 	}
 	c.mu.Lock()
 	sid := c.sid
+	if m.Method == "notifications/initialized" {
+		c.inited = slices.Clone(msg)
+	}
 	c.mu.Unlock()
 	if sid == "" {
 		return errConnClosed // initialize failed
@@ -270,12 +278,14 @@ func (c *Conn) request(ctx context.Context, method, sid string) *http.Request {
 
 // post serves one message as a POST of the session would be served.
 func (c *Conn) post(m *wire.Message, sid string) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel() // as net/http does when a handler returns: the session's attachment ends
-	r := c.request(ctx, http.MethodPost, sid)
-	r.ContentLength = int64(len(m.Raw))
-	w := newEntryWriter(c)
-	c.serve(w, r, func(w http.ResponseWriter, r *http.Request) { c.servePost(w, r, m) })
+	w := c.postOnce(m, sid, false)
+	if sid != "" && w.status == http.StatusNotFound {
+		// The Handler forgot the session: a new one, and this message
+		// again if that is safe (entry_renew.go).
+		if w = c.renewed(m, sid); w == nil {
+			return
+		}
+	}
 	if m.Kind == wire.KindRequest {
 		w.finish()
 	}
@@ -292,9 +302,19 @@ func (c *Conn) post(m *wire.Message, sid string) {
 		}
 		return
 	}
-	if w.status == http.StatusNotFound {
-		c.end() // the session is gone (ended by the Handler, or its child exited)
-	}
+}
+
+// postOnce serves m as one POST of session sid; drop: what it answers is
+// not handed on (a renewal's replayed handshake).
+func (c *Conn) postOnce(m *wire.Message, sid string, drop bool) *entryWriter {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel() // as net/http does when a handler returns: the session's attachment ends
+	r := c.request(ctx, http.MethodPost, sid)
+	r.ContentLength = int64(len(m.Raw))
+	w := newEntryWriter(c)
+	w.drop = drop
+	c.serve(w, r, func(w http.ResponseWriter, r *http.Request) { c.servePost(w, r, m) })
+	return w
 }
 
 // serve serves r with next, inside track's bracket.
@@ -356,7 +376,14 @@ func (c *Conn) listen() {
 		s := c.h.sessions.lookup(sid)
 		switch {
 		case s == nil:
-			return // ended (Close, the child's exit, the Handler's Close)
+			// Ended: by Close or the Handler's (nothing to renew), or
+			// by its child's exit (a new session, entry_renew.go).
+			nsid, ok := c.renewAfter(sid)
+			if !ok {
+				return
+			}
+			sid = nsid
+			continue
 		case c.h.closing.Fired():
 			select {
 			case <-s.endCh:
@@ -414,6 +441,7 @@ type entryWriter struct {
 	abortOnce sync.Once
 	abort     chan struct{} // closed by a past write deadline (the budget's cut)
 	failed    bool
+	drop      bool // hand nothing on
 }
 
 func newEntryWriter(c *Conn) *entryWriter {
@@ -480,7 +508,7 @@ func (w *entryWriter) event(ev []byte) error {
 	for len(ev) > 0 {
 		line, rest, _ := bytes.Cut(ev, []byte{'\n'})
 		ev = rest
-		if data, ok := bytes.CutPrefix(line, dataField); ok && len(data) > 0 {
+		if data, ok := bytes.CutPrefix(line, dataField); ok && len(data) > 0 && !w.drop {
 			return w.c.deliver(slices.Clone(data), w.abort)
 		}
 	}
@@ -503,7 +531,7 @@ func (w *entryWriter) SetWriteDeadline(t time.Time) error {
 // finish hands on the JSON response to a request once the handler has
 // returned: the answer, or the JSON-RPC error of a refusal.
 func (w *entryWriter) finish() {
-	if w.sse || w.failed {
+	if w.sse || w.failed || w.drop {
 		return
 	}
 	if body := bytes.TrimSpace(w.buf); len(body) > 0 {

@@ -254,3 +254,36 @@ func TestOpenServerRequest(t *testing.T) {
 		t.Fatalf("progress = %s, %v", msg, err)
 	}
 }
+
+// A session the Handler forgets (here ended as its child's exit ends it)
+// is renewed by the Conn with its client's handshake: the next request
+// is answered by a new session, and the Handler holds that one only.
+func TestOpenRenewsSession(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	c.mu.Lock()
+	old := c.sid
+	c.mu.Unlock()
+	b.sessions.lookup(old).end("test: as if its child exited")
+	res := entryAsk(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if r, _ := res["result"].(map[string]any); r == nil || r["tools"] == nil {
+		t.Fatalf("tools/list after the session ended = %v", res)
+	}
+	c.mu.Lock()
+	now := c.sid
+	c.mu.Unlock()
+	if now == old || b.sessions.lookup(now) == nil || b.sessions.count() != 1 {
+		t.Errorf("session %s -> %s, %d sessions: want a new one, alone", old, now, b.sessions.count())
+	}
+	if !strings.Contains(b.log.String(), "a new one replaced it") {
+		t.Error("the renewal was not logged")
+	}
+}
