@@ -279,6 +279,9 @@ func (c *Conn) request(ctx context.Context, method, sid string) *http.Request {
 // post serves one message as a POST of the session would be served.
 func (c *Conn) post(m *wire.Message, sid string) {
 	w := c.postOnce(m, sid, false)
+	for try := 0; m.Kind == wire.KindRequest && c.retry(w, try); try++ {
+		w = c.postOnce(m, sid, false)
+	}
 	if sid != "" && w.status == http.StatusNotFound {
 		// The Handler forgot the session: a new one, and this message
 		// again if that is safe (entry_renew.go).

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -104,6 +106,37 @@ func (c *Conn) renewAfter(stale string) (sid string, ok bool) {
 	}
 	c.h.log.Info().Msg("in-process session ended by the server; a new one replaced it")
 	return sid, true
+}
+
+// maxRetries and maxRetryWait bound retries of a request the Handler
+// refused for now (429, 503: not ready yet, too many requests in flight),
+// as an HTTP client of it retries (connect: httpclient's defaults).
+const (
+	maxRetries   = 4
+	maxRetryWait = 10 * time.Second
+)
+
+// retry waits as the refusal w asks (Retry-After, else a second) and
+// reports whether to send the request again: a refusal for now, unless
+// the Handler is shutting down (that one lasts), the Conn is closing, or
+// try retries were made already.
+func (c *Conn) retry(w *entryWriter, try int) bool {
+	if (w.status != http.StatusServiceUnavailable && w.status != http.StatusTooManyRequests) ||
+		try >= maxRetries || c.h.refusing.Fired() {
+		return false
+	}
+	wait := time.Second
+	if n, err := strconv.Atoi(w.hdr.Get("Retry-After")); err == nil && n >= 0 {
+		wait = min(time.Duration(n)*time.Second, maxRetryWait)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true // its refusal is not handed on
+	case <-c.closed:
+		return false
+	}
 }
 
 // isClosed reports whether Close has begun.

@@ -287,3 +287,50 @@ func TestOpenRenewsSession(t *testing.T) {
 		t.Error("the renewal was not logged")
 	}
 }
+
+// A request the Handler refuses for now (503: too many in flight) is sent
+// again after its Retry-After, as an HTTP client of the Handler retries
+// it: once the call holding the only slot is cancelled, it is answered.
+func TestOpenRetriesBusy(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild(), MaxInflight: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"p"}}}`))
+	if msg, err := c.Recv(); err != nil || !strings.Contains(string(msg), "notifications/progress") {
+		t.Fatalf("progress = %s, %v", msg, err)
+	}
+	c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env","arguments":{}}}`))
+	for !strings.Contains(b.log.String(), "request refused with 503") {
+		if ctx.Err() != nil {
+			t.Fatal("the second call was not refused")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the log for the refusal, not syncing goroutines
+	}
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
+	for {
+		msg, err := c.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+			Error  json.RawMessage
+		}
+		json.Unmarshal(msg, &m)
+		if string(m.ID) != "3" {
+			continue
+		}
+		if m.Result == nil {
+			t.Fatalf("the busy call's answer = %s, want a result", msg)
+		}
+		return
+	}
+}
