@@ -226,6 +226,10 @@ func (d *downstream) read() {
 // readConn is read for a server reached in-process: its messages come
 // whole and checked (Conn), so each is parsed here once and nothing else.
 func (d *downstream) readConn() {
+	limit := d.s.cfg.MaxMessageSize
+	if limit <= 0 {
+		limit = lineio.DefaultMaxLineSize
+	}
 	for {
 		msg, err := d.conn.Recv()
 		if err != nil {
@@ -234,6 +238,10 @@ func (d *downstream) readConn() {
 			}
 			d.die(err)
 			return
+		}
+		if len(msg) > limit { // the bound a line of Dial's streams has
+			d.s.warn.Warn(d.log, "server-too-long").Int("bytes", len(msg)).Msg("aggregate: skipped an over-long message from a server")
+			continue
 		}
 		d.fromServerChecked(msg)
 	}
