@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -41,6 +42,9 @@ type call struct {
 	// caps are a modern client's declared capabilities, for the
 	// server-to-client requests a legacy child may make during the call.
 	caps wire.Capabilities
+	// round is the call's input rounds (mrtr.go), from the child's first
+	// request for input; only the child's reader goroutine sets it.
+	round *roundCall
 
 	// deliverFn, if set, replaces the sink (bridge-owned streams).
 	deliverFn func(msg []byte, final bool)
@@ -81,7 +85,7 @@ type childConn struct {
 	// filter hides tools (Config.ToolFilter, filter.go); nil hides none.
 	filter func(name string) bool
 	// tasks binds the child's tasks to their creators (tasks.go).
-	tasks taskTable
+	tasks tasks.Table[progressRoute]
 	// replica names this replica in task ids (Config.ReplicaID); set with
 	// lim (hostOptions).
 	replica string
@@ -159,7 +163,7 @@ func (c *childConn) register(cl *call) error {
 }
 
 func (c *childConn) attach(h *stdiohost.Host) {
-	c.tasks.reset(c.replica) // a new process: the old one's tasks are gone, its ids get a new epoch
+	c.tasks.Reset(c.replica) // a new process: the old one's tasks are gone, its ids get a new epoch
 	c.host.Store(h)
 }
 
@@ -278,7 +282,7 @@ func (c *childConn) onMessage(raw []byte) {
 		c.warn.Warn(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
-	c.exposeTasks(&m) // task ids as the client knows them (tasks.go)
+	c.tasks.Expose(&m) // task ids as the client knows them (tasks.go)
 	switch m.Kind {
 	case wire.KindResponse:
 		c.onResponse(&m)
@@ -309,7 +313,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 	case "tools/call":
 		c.bindTask(cl, m)
 	case "tasks/list":
-		m = c.filterTaskList(cl, m)
+		m = c.tasks.FilterList(cl.principalKey(), m)
 	}
 	m = c.taskAcrossEras(cl, m)
 	if cl.onFinal != nil && cl.onFinal(m) {
@@ -393,13 +397,13 @@ func (c *childConn) suspend(cl *call) {
 }
 
 // resume attaches a suspended call to the retry's stream, under the retry's
-// id and progress token, and replays what the child sent meanwhile.
+// id and progress token, and replays what the child sent meanwhile. A
+// retry without a token gets no progress: the first round's is forgotten
+// ("Progress notifications MUST only reference tokens that were provided
+// in an active request", basic/patterns/progress).
 func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
 	cl.mu.Lock()
-	cl.origID, cl.sink = id, sk
-	if token != nil {
-		cl.origToken = token
-	}
+	cl.origID, cl.sink, cl.origToken = id, sk, token
 	held := cl.held
 	cl.held, cl.heldBytes = nil, 0
 	cl.mu.Unlock()
