@@ -164,6 +164,7 @@ fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/translate FuzzURLElicitations
 fuzz ./bridge/translate FuzzTaskShapes
 fuzz ./bridge/translate/tasks FuzzOwnListen
+fuzz ./bridge/serve FuzzEntryEvents
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata
