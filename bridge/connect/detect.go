@@ -35,26 +35,25 @@ import (
 // 401/403 are an authorization problem and 5xx/timeouts an outage: no
 // evidence, nothing cached, the host sees the error.
 
-// detectFinal is the final-response hook of a pass-through request under
-// detection: translate.Observe says whether its answer is passed on (and
-// settles the era), held back while a probe asks the remote, or dropped
-// because the remote lacks the host's era (the request goes again in
-// translation).
-func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
-	return func(m *wire.Message) {
-		d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
-		switch step {
-		case translate.StepHold:
-			p.held = clone(m.Raw)
-			return
-		case translate.StepSwitch:
-			p.eraHint = d.Era
-			return
-		case translate.StepSettle:
-			b.setVerdict(d.Era)
-		}
-		b.passFinal(p, m)
+// detecting is the exchange of a pass-through request under detection:
+// translate.Observe says whether its answer is passed on (and settles the
+// era), held back while a probe asks the remote, or dropped because the
+// remote lacks the host's era (the request goes again in translation).
+type detecting struct{ pass }
+
+func (x detecting) final(p *pending, m *wire.Message) {
+	d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
+	switch step {
+	case translate.StepHold:
+		p.held = clone(m.Raw)
+		return
+	case translate.StepSwitch:
+		p.eraHint = d.Era
+		return
+	case translate.StepSettle:
+		x.b.setVerdict(d.Era)
 	}
+	x.pass.final(p, m)
 }
 
 // refusal reports whether err is an HTTP refusal that may be an era
@@ -142,7 +141,7 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 }
 
 // evidenceOf is what p's outcome says of the remote: what its final
-// response showed (detectFinal: an era hint, or an answer held back), or
+// response showed (detecting: an era hint, or an answer held back), or
 // the HTTP error it ended with.
 func (b *Bridge) evidenceOf(p *pending, m *wire.Message, err error) (verdict, translate.Step) {
 	switch {
@@ -183,9 +182,9 @@ func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
 func (b *Bridge) resetWire(p *pending, modern bool) {
 	b.mu.Lock()
 	p.wireID, p.wireModern = p.id, modern
-	p.final, p.other, p.finalFor = nil, nil, nil
+	p.ex, p.finalFor = pass{b}, nil
 	b.mu.Unlock()
-	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
+	p.eraHint, p.held = verdictUnknown, nil
 }
 
 // probeHost probes the remote with a host's capabilities and identity,

@@ -46,12 +46,12 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 	if m.Method == "initialize" {
 		b.sess.beforeInitialize(m)
 	}
-	p.detect = b.detectable()
-	if p.detect {
-		b.setHooks(p, b.detectFinal(p), nil)
+	detect := b.detectable()
+	if detect {
+		b.setExchange(p, p.wireID, detecting{pass{b}})
 	}
 	err := b.forward(ctx, p, m)
-	if p.detect && b.translateAfter(ctx, p, m, err) {
+	if detect && b.translateAfter(ctx, p, m, err) {
 		return
 	}
 	if err != nil {
