@@ -97,7 +97,7 @@ type pending struct {
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
-	// Both are written under Bridge.mu (setWireID, setExchange, resetWire)
+	// Both are written under Bridge.mu (setExchange, resetWire)
 	// once p is in flight: wireModern is read by the stdin loop
 	// (cancellation), wireID by pendingByWireID on a stream's reader.
 	wireID     []byte
@@ -119,14 +119,6 @@ type pending struct {
 	// replied is set by the one write of the host's answer.
 	finalFor []byte
 	replied  atomic.Bool
-}
-
-// setWireID gives p a new id toward the remote. Only p's own goroutine
-// writes it, but pendingByWireID reads it from a stream's reader.
-func (b *Bridge) setWireID(p *pending, id []byte) {
-	b.mu.Lock()
-	p.wireID = id
-	b.mu.Unlock()
 }
 
 // New returns a Bridge for cfg. It does not contact the remote.

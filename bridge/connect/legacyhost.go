@@ -151,7 +151,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 			}
 			return
 		}
-		b.setWireID(p, b.mintID("retry"))
+		b.setExchange(p, b.mintID("retry"), x)
 		retry, err := legacysession.Retry(orig.Raw, r, p.wireID)
 		if err != nil {
 			b.answerError(p, err)

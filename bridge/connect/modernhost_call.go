@@ -354,7 +354,7 @@ func (c *call) end(err error) {
 		if err == nil {
 			err = errors.New("the remote closed the response stream before answering")
 		}
-		b.setWireID(host.p, c.wid)
+		b.setExchange(host.p, c.wid, c)
 		b.answerError(host.p, err)
 	}
 	release(host)

@@ -65,9 +65,10 @@ func (x pass) final(p *pending, m *wire.Message) {
 	b.writeFinalOf(p, msg, m)
 }
 
-// setExchange sends p to the remote as wid, its traffic going to ex. A
-// response on the GET stream (final) and the host's cancellation read them
-// from other goroutines.
+// setExchange sends p to the remote as wid (a new id each round of a
+// translated call), its traffic going to ex. A response on the GET stream
+// (final, pendingByWireID) and the host's cancellation read them from
+// other goroutines.
 func (b *Bridge) setExchange(p *pending, wid []byte, ex exchange) {
 	b.mu.Lock()
 	p.wireID, p.ex = wid, ex
