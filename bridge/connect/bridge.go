@@ -103,11 +103,6 @@ type pending struct {
 	wireID     []byte
 	wireModern bool
 
-	// eraHint is what a pass-through request's answer revealed of the
-	// remote's era (detect.go).
-	eraHint verdict
-	held    []byte // a legacy initialize's in-band error, held back while the era is probed
-
 	// ex takes the remote's messages for p and the host's cancellation of
 	// it: pass-through, or what its dispatch chose (setExchange). Guarded
 	// by Bridge.mu once p is in flight.
