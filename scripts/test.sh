@@ -173,8 +173,8 @@ fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
 fuzz ./bridge/serve FuzzParseTokenFile
-fuzz ./bridge/rsauth FuzzVerify
-fuzz ./bridge/rsauth FuzzMaxAge
+fuzz ./bridge/auth FuzzVerify
+fuzz ./bridge/auth FuzzMaxAge
 fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
@@ -117,7 +117,7 @@ func (d *delegates) mint(c *caller) {
 
 // revoke forgets c's credential.
 func (d *delegates) revoke(c *caller) {
-	tok, ok := rsauth.Bearer(c.authorization)
+	tok, ok := auth.Bearer(c.authorization)
 	if !ok {
 		return
 	}
@@ -130,7 +130,7 @@ func (d *delegates) revoke(c *caller) {
 // keyed by the credential's SHA-256: what is compared is a hash of what
 // the client sent, not the secret itself.
 func (d *delegates) lookup(authz string) (*caller, bool) {
-	tok, ok := rsauth.Bearer(authz)
+	tok, ok := auth.Bearer(authz)
 	if !ok {
 		return nil, false
 	}
@@ -206,10 +206,10 @@ func (a frontAuth) Authenticate(w http.ResponseWriter, r *http.Request) (string,
 
 func (a frontAuth) ServeMetadata(w http.ResponseWriter, r *http.Request) { a.inner.ServeMetadata(w, r) }
 
-// scopeVerifier is what an OAuth resource server (rsauth.Resource) offers
+// scopeVerifier is what an OAuth resource server (auth.Resource) offers
 // beyond serve.Authenticator: the scopes a token was granted.
 type scopeVerifier interface {
-	Verify(ctx context.Context, token string) (*rsauth.Identity, error)
+	Verify(ctx context.Context, token string) (*auth.Identity, error)
 }
 
 // identify finds whom r acts for: a static token's holder, an OAuth
@@ -218,7 +218,7 @@ type scopeVerifier interface {
 // it refuses with the right challenge, or serves when auth is off).
 func (g *Gateway) identify(r *http.Request) *caller {
 	authz := r.Header.Get("Authorization")
-	tok, ok := rsauth.Bearer(authz)
+	tok, ok := auth.Bearer(authz)
 	if !ok {
 		return nil
 	}
@@ -246,7 +246,7 @@ func (g *Gateway) identify(r *http.Request) *caller {
 		c.scopes = slices.Sorted(slices.Values(id.Scopes))
 		c.scopes = slices.Compact(c.scopes)
 	}
-	// A NUL can be in neither a principal printed by rsauth nor a scope.
+	// A NUL can be in neither a principal printed by bridge/auth nor a scope.
 	c.key = "oauth:" + name + "\x00" + strings.Join(c.scopes, " ")
 	return c
 }

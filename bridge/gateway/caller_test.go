@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 )
 
@@ -22,9 +22,9 @@ import (
 // of the common "mcp") and everything, with the aggregate and access logs
 // on.
 func oauthGateway(t *testing.T) (*testGateway, func(sub, scope string) string) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	t.Cleanup(as.Close)
-	rs, err := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	rs, err := auth.New(auth.Config{Issuers: []string{as.Issuer}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func oauthGateway(t *testing.T) (*testGateway, func(sub, scope string) string) {
   "mcpBridge": {"aggregate": true, "servers": {"memos": {"scopes": ["memos:write"]}}}}`, bins["memos"], bins["everything"])
 	gw := startGatewayCfg(t, file, Config{Auth: hook, Base: serve.Config{AccessLog: true}})
 	return gw, func(sub, scope string) string {
-		return as.Token(rsauthtest.Claims{Subject: sub, Audience: []string{public + AggregatePath}, Scope: scope})
+		return as.Token(authtest.Claims{Subject: sub, Audience: []string{public + AggregatePath}, Scope: scope})
 	}
 }
 

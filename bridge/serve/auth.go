@@ -6,11 +6,11 @@ import (
 )
 
 // An Authenticator admits requests by a credential other than the static
-// tokens: bridge/rsauth's Resource (OAuth access tokens) is one. It is an
+// tokens: bridge/auth's Resource (OAuth access tokens) is one. It is an
 // interface so that serve does not depend on a JOSE library.
 type Authenticator interface {
 	// Authenticate returns the principal r acts for (a stable identity:
-	// rsauth gives "<issuer> <subject>", or "client:<issuer> <client_id>" for an
+	// bridge/auth gives "<issuer> <subject>", or "client:<issuer> <client_id>" for an
 	// introspected client-credentials token). On failure it has set the
 	// challenge headers on w, and the error says why without quoting the
 	// token; its HTTPStatus() int method, if it has one, gives the status

@@ -69,7 +69,7 @@ type Config struct {
 	NamedTokens []NamedToken
 
 	// Auth, if set, admits requests whose token is none of the static
-	// ones (an OAuth resource server: rsauth.Resource) and answers the RFC
+	// ones (an OAuth resource server: auth.Resource) and answers the RFC
 	// 9728 metadata of the Handler's path (auth.go).
 	Auth Authenticator
 
