@@ -172,7 +172,7 @@ fuzz ./httpclient FuzzSSEStream
 fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/serve FuzzParseEventID
-fuzz ./bridge/serve FuzzParseTokenFile
+fuzz ./bridge/auth FuzzParseTokenFile
 fuzz ./bridge/auth FuzzVerify
 fuzz ./bridge/auth FuzzMaxAge
 fuzz ./bridge/teamconfig FuzzParseConfig

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
-	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 )
 
 // bearer adds a token to every request of a Go SDK client.
@@ -41,7 +40,7 @@ func TestGatewayOAuthPerEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	const public = "https://mcp.example.com"
-	hook := func(path string, scopes []string) (serve.Authenticator, error) {
+	hook := func(path string, scopes []string) (auth.Authenticator, error) {
 		return rs.Resource(public+path, append([]string{"mcp"}, scopes...))
 	}
 	remote := remoteServer(t)

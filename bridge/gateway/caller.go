@@ -144,7 +144,7 @@ func (d *delegates) lookup(authz string) (*caller, bool) {
 // resource server, and the aggregate's delegated callers, whose scopes
 // the route checks against its own.
 type routeAuth struct {
-	inner  serve.Authenticator
+	inner  auth.Authenticator
 	scopes []string // the server's own, from the file
 	del    *delegates
 }
@@ -192,7 +192,7 @@ func (g *Gateway) acceptDelegates(cfg *serve.Config, s *teamconfig.Server) {
 // context, so the token is not verified twice; a request without that
 // mark is verified by the aggregate's own resource server.
 type frontAuth struct {
-	inner serve.Authenticator
+	inner auth.Authenticator
 }
 
 type verifiedKey struct{}
@@ -207,7 +207,7 @@ func (a frontAuth) Authenticate(w http.ResponseWriter, r *http.Request) (string,
 func (a frontAuth) ServeMetadata(w http.ResponseWriter, r *http.Request) { a.inner.ServeMetadata(w, r) }
 
 // scopeVerifier is what an OAuth resource server (auth.Resource) offers
-// beyond serve.Authenticator: the scopes a token was granted.
+// beyond auth.Authenticator: the scopes a token was granted.
 type scopeVerifier interface {
 	Verify(ctx context.Context, token string) (*auth.Identity, error)
 }
@@ -252,7 +252,7 @@ func (g *Gateway) identify(r *http.Request) *caller {
 }
 
 // setStatic records the static tokens identify recognizes.
-func (g *Gateway) setStatic(named []serve.NamedToken) {
+func (g *Gateway) setStatic(named []auth.NamedToken) {
 	sums := map[[32]byte]bool{}
 	b := &g.cfg.Base
 	for _, t := range append([]string{b.AuthToken}, b.AuthTokens...) {

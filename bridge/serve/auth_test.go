@@ -21,7 +21,7 @@ import (
 func TestNamedTokensInLogsAndReload(t *testing.T) {
 	const ta, tb, tc = "tok-alice-s3cret", "tok-bob-s3cret", "tok-carol-s3cret"
 	b := startBridge(t, Config{Command: testChild(), ChildPer: ChildPerPrincipal,
-		NamedTokens: []NamedToken{{"alice", ta}, {"bob", tb}}})
+		NamedTokens: []auth.NamedToken{{Name: "alice", Token: ta}, {Name: "bob", Token: tb}}})
 	modernCall(t, b.URL, ta, "env")
 	modernCall(t, b.URL, tb, "env")
 	legacyInit(t, b.URL, "Bearer "+tb, "2025-11-25")
@@ -40,7 +40,7 @@ func TestNamedTokensInLogsAndReload(t *testing.T) {
 		t.Error("the child's environment holds a token")
 	}
 
-	b.SetTokens([]NamedToken{{"carol", tc}, {"bob", tb}})
+	b.SetTokens([]auth.NamedToken{{Name: "carol", Token: tc}, {Name: "bob", Token: tb}})
 	if resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+modernMeta+`}}`,
 		map[string]string{"Authorization": "Bearer " + ta, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}); resp.StatusCode != 401 {
 		t.Errorf("a removed token: %d, want 401", resp.StatusCode)
@@ -251,7 +251,7 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 	}
 	seen := make(chan string, 16)
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, name := PrincipalSlot(r)
+		r, name := auth.PrincipalSlot(r)
 		h.ServeHTTP(w, r)
 		if strings.HasSuffix(r.URL.Path, "/mcp") && r.Method == http.MethodPost {
 			seen <- name()
@@ -294,7 +294,7 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 func TestStaticTokensBesideOAuth(t *testing.T) {
 	as := authtest.New("")
 	defer as.Close()
-	b := oauthBridge(t, as, Config{Command: testChild(), NamedTokens: []NamedToken{{"ci", "tok-ci-Rt5"}}}, nil)
+	b := oauthBridge(t, as, Config{Command: testChild(), NamedTokens: []auth.NamedToken{{Name: "ci", Token: "tok-ci-Rt5"}}}, nil)
 	if got := modernCall(t, b.URL, "tok-ci-Rt5", "env"); got == "" {
 		t.Error("static token: no answer")
 	}

@@ -53,7 +53,7 @@ func (c *childConn) taskProgress(id int64, m *wire.Message) bool {
 		return false
 	}
 	// Still bound to the session's principal (not expired, not evicted).
-	if !c.tasks.owns(r.sess.owner.key, r.task) {
+	if !c.tasks.owns(r.sess.owner.Key(), r.task) {
 		return false
 	}
 	r.sess.route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -325,9 +326,10 @@ func FuzzOwnListenTasks(f *testing.F) {
 		f.Add(s)
 	}
 	c := &childConn{}
-	c.tasks.bind("mine", "token:a", time.Hour)
+	a, _ := auth.NewGuard([]string{"tok-a"}, nil, nil).Match("Bearer tok-a")
+	c.tasks.bind("mine", a.Key(), time.Hour)
 	c.tasks.bind("theirs", "token:b", time.Hour)
-	cl := &call{who: Principal{key: "token:a"}}
+	cl := &call{who: a}
 	f.Fuzz(func(t *testing.T, params string) {
 		var m wire.Message
 		if wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":`+params+`}`), &m) != nil || !wire.Valid(m.Raw) {

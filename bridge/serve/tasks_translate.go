@@ -133,7 +133,7 @@ func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wir
 	default:
 		return false
 	}
-	if !conn.tasks.owns(h.guard.principal(r).key, m.TaskID) {
+	if !conn.tasks.owns(h.guard.principal(r).Key(), m.TaskID) {
 		writeError(w, http.StatusOK, id, wire.CodeInvalidParams, errTaskNotFound, nil)
 		return true
 	}
@@ -215,7 +215,7 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 		return false
 	}
 	conn := s.child()
-	if !conn.tasks.owns(s.owner.key, m.TaskID) {
+	if !conn.tasks.owns(s.owner.Key(), m.TaskID) {
 		writeError(w, http.StatusOK, id, wire.CodeInvalidParams, errTaskNotFound, nil)
 		return true
 	}

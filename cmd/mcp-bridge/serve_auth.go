@@ -142,7 +142,7 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.L
 // base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
 // mcpBridge.servers.<name>.scopes add to --oauth-scope. The file's
 // mcpBridge.oauthIssuers set key lifetimes per issuer.
-func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
+func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (auth.Authenticator, error), error) {
 	s, err := a.server(cfg, hc, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it", file.OAuthIssuers)
 	if s == nil || err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, 
 	base := strings.TrimSuffix(a.publicURL, "/")
 	log.Info().Strs("issuers", a.issuers).Str("base", base).Strs("scopes", a.scopes).
 		Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server for every endpoint")
-	return func(path string, scopes []string) (serve.Authenticator, error) {
+	return func(path string, scopes []string) (auth.Authenticator, error) {
 		rs, err := s.Resource(base+path, append(slices.Clone(a.scopes), scopes...))
 		if err != nil {
 			return nil, err
@@ -159,8 +159,8 @@ func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, 
 	}, nil
 }
 
-func readTokenFile(path string, log zerolog.Logger) ([]serve.NamedToken, error) {
-	tokens, warning, err := serve.ReadTokenFile(path)
+func readTokenFile(path string, log zerolog.Logger) ([]auth.NamedToken, error) {
+	tokens, warning, err := auth.ReadTokenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,16 @@
-package serve
+package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
 	"strings"
 )
 
 // A Principal is the identity a request acts for: whom a child may be
-// dedicated to under ChildPerPrincipal. The zero Principal is the
-// unauthenticated caller (every client of a bridge without tokens).
+// dedicated to under serve's ChildPerPrincipal, what logs and metrics
+// name. The zero Principal is the unauthenticated caller (every client of
+// a bridge without tokens).
 //
 // A static token's principal is keyed by the token's SHA-256, so that the
 // raw token is never kept beyond the check; an OAuth token's by its issuer
@@ -29,6 +28,11 @@ func (p Principal) String() string {
 	}
 	return p.key[:min(len(p.key), len("token:")+8)]
 }
+
+// Key tells principals apart: "token:<SHA-256 of the token>" or
+// "oauth:<subject>" ("" for the unauthenticated caller). It holds no
+// secret, but a hash is no name for a log: String is.
+func (p Principal) Key() string { return p.key }
 
 // tokenPrincipal names the holder of the token whose SHA-256 is sum.
 func tokenPrincipal(sum [32]byte, name string) Principal {
@@ -50,42 +54,12 @@ func oauthPrincipal(subject string) Principal {
 	return Principal{"oauth:" + subject, name}
 }
 
-// bearer returns the token of an Authorization header, if it has one.
-func bearer(authz string) (string, bool) {
-	scheme, tok, ok := strings.Cut(authz, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	return strings.TrimSpace(tok), true
-}
-
-// match compares the presented token with every accepted one in constant
-// time (hashing first makes the comparison independent of the presented
-// token's length too, and no early exit tells which token came close).
-func (g *guard) match(authz string) (Principal, bool) {
-	tok, ok := bearer(authz)
-	if !ok {
-		return Principal{}, false
-	}
-	h := sha256.Sum256([]byte(tok))
-	ts := g.tokens.Load()
-	found := -1
-	for i := range ts.hashes {
-		if subtle.ConstantTimeCompare(h[:], ts.hashes[i][:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return Principal{}, false
-	}
-	return tokenPrincipal(ts.hashes[found], ts.names[found]), true
-}
-
 type principalKey struct{}
 type slotKey struct{}
 
-// withPrincipal records whom an admitted request acts for.
-func withPrincipal(r *http.Request, p Principal) *http.Request {
+// WithPrincipal records whom an admitted request acts for (Guard.Admit
+// does; an in-process caller that authenticated the request itself may).
+func WithPrincipal(r *http.Request, p Principal) *http.Request {
 	if p == (Principal{}) {
 		return r
 	}
@@ -95,17 +69,18 @@ func withPrincipal(r *http.Request, p Principal) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 }
 
-// PrincipalSlot prepares r for a Handler so that a wrapper around it (an
-// access log, metrics) can learn whom the request was admitted as: name,
-// called after ServeHTTP returns, gives the principal's name (see
+// PrincipalSlot prepares r for serve's Handler so that a wrapper around it
+// (an access log, metrics) can learn whom the request was admitted as:
+// name, called after ServeHTTP returns, gives the principal's name (see
 // Principal.String; "" when unauthenticated or refused).
 func PrincipalSlot(r *http.Request) (_ *http.Request, name func() string) {
 	slot := new(string)
 	return r.WithContext(context.WithValue(r.Context(), slotKey{}, slot)), func() string { return *slot }
 }
 
-// principal returns whom an admitted request acts for.
-func (g *guard) principal(r *http.Request) Principal {
+// PrincipalOf returns whom an admitted request acts for (the zero
+// Principal when unauthenticated).
+func PrincipalOf(r *http.Request) Principal {
 	p, _ := r.Context().Value(principalKey{}).(Principal)
 	return p
 }
