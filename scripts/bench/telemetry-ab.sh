@@ -23,6 +23,8 @@
 # traces-unsampled (OTEL_TRACES_SAMPLER=always_off: spans begun, the
 # context passed on, none exported) — to see which part costs what.
 #
+# TELEMETRY_AB_INFLIGHT (default 64) sets the calls in flight, e.g. 256.
+#
 # MODE "binary" compares two builds instead, both with telemetry off: A is
 # the tree at git revision $TELEMETRY_AB_BASE (e.g. the last release or
 # the session's first commit), B this tree — a regression check for a
@@ -39,6 +41,8 @@ rounds=${2:-20}
 calls=${3:-20000}
 mode=${4:-on}
 loglevel=${TELEMETRY_AB_LOG_LEVEL:-warn}
+inflight=${TELEMETRY_AB_INFLIGHT:-64}
+case $inflight in '' | *[!0-9]*) echo "telemetry-ab.sh: TELEMETRY_AB_INFLIGHT is a number, not $inflight" >&2; exit 2 ;; esac
 case $what in serve | connect) ;; *) echo "telemetry-ab.sh: serve or connect, not $what" >&2; exit 2 ;; esac
 case $mode in on | metrics | traces | traces-unsampled | binary) ;; *) echo "telemetry-ab.sh: MODE is on, metrics, traces, traces-unsampled or binary, not $mode" >&2; exit 2 ;; esac
 if [ $((rounds % 2)) -ne 0 ] || [ "$rounds" -lt 2 ]; then
@@ -129,23 +133,23 @@ half() { # half FIRST N: N rounds, the bridge FIRST (off or on) started first
 			start_serve on && b_url=$url b_pid=$pid
 			start_serve off && a_url=$url a_pid=$pid
 		fi
-		"$LG" ab -rounds "$2" -n "$calls" -c 64 -url-a "$a_url" -pid-a "$a_pid" -url-b "$b_url" -pid-b "$b_pid" -out "$out"
+		"$LG" ab -rounds "$2" -n "$calls" -c "$inflight" -url-a "$a_url" -pid-a "$a_pid" -url-b "$b_url" -pid-b "$b_pid" -out "$out"
 		kill "$a_pid" "$b_pid"
 	else
 		local benv=() first=()
 		telemetry on
 		for e in "${env[@]}"; do benv+=(-env-b "$e"); done
 		[ "$1" = on ] && first=(-b-first)
-		"$LG" ab -transport stdio -rounds "$2" -n "$calls" -c 64 "${first[@]}" \
+		"$LG" ab -transport stdio -rounds "$2" -n "$calls" -c "$inflight" "${first[@]}" \
 			-cmd-a "$BIN_A connect --log-level $loglevel $remote" \
 			-cmd-b "$BIN_B connect --log-level $loglevel ${flags[*]} $remote" "${benv[@]}" -out "$out"
 	fi
 }
 
 if [ "$mode" = binary ]; then
-	echo "$what: the tree at $TELEMETRY_AB_BASE (A) against this tree (B), both with telemetry off, --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "$what: the tree at $TELEMETRY_AB_BASE (A) against this tree (B), both with telemetry off, --log-level $loglevel, $rounds rounds of $calls calls at $inflight in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 else
-	echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at 64 in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "$what: telemetry off (A) against $mode (B), --log-level $loglevel, $rounds rounds of $calls calls at $inflight in flight; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 echo "-- $((rounds / 2)) rounds, A started first"
 half off $((rounds / 2))
