@@ -176,7 +176,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.sess.b = b
-	b.lh.b = b
+	b.lh.init(b)
 	b.mh.init(b)
 	b.posted = make(chan struct{})
 	close(b.posted)

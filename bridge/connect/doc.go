@@ -28,8 +28,9 @@
 // handshake, the envelope, input rounds, result completion — are
 // bridge/translate's; this package owns the transport, the maps of
 // pending calls and streams, and who is asked. A legacy host on a 2026-07-28-only remote
-// (legacyhost*.go) gets its initialize answered from server/discover, its
-// requests enveloped in _meta, input rounds turned into real
+// (legacyhost*.go, driving bridge/translate/legacysession, which plays the
+// session for serve too) gets its initialize answered from server/discover,
+// its requests enveloped in _meta, input rounds turned into real
 // server-to-client requests and list_changed from a subscriptions/listen
 // stream. A 2026-07-28 host on a legacy-only remote (modernhost*.go) gets
 // server/discover answered from a legacy session the bridge opens,

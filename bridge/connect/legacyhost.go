@@ -3,54 +3,42 @@ package connect
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
+
+	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// legacyHost translates for a host that speaks a 2025 revision (initialize
-// handshake, server-to-client requests) on a remote that speaks only
-// 2026-07-28. The host keeps its session semantics; the remote sees
-// stateless requests:
-//
-//   - initialize is answered from the remote's server/discover;
-//   - every forwarded request carries the per-request envelope built from
-//     the host's initialize ("fields marked as required MUST be included on
-//     every request", 2026-07-28 basic/index §_meta) and modern headers;
-//   - what 2026-07-28 removed is answered here: ping, logging/setLevel
-//     (kept as the logLevel the envelope carries), resources/subscribe and
-//     unsubscribe (kept as the URI set of a subscriptions/listen stream,
-//     which also carries the list_changed notifications a legacy server
-//     would send unasked);
-//   - an InputRequiredResult becomes real requests to the host, and the
-//     bridge retries the call with their answers (legacyhost_input.go).
+// legacyHost is connect's face of a legacy session on a 2026-07-28-only
+// remote (bridge/translate/legacysession plays the session): a host that
+// speaks a 2025 revision (initialize handshake, server-to-client requests)
+// on stdio, the remote over stateless Streamable HTTP. The session answers
+// what 2026-07-28 removed and turns input rounds into requests to the host;
+// this face forwards the rest, writes to the host, and runs the listen
+// stream (legacyhost_listen.go).
 type legacyHost struct {
 	b *Bridge
-
-	mu       sync.Mutex
-	hs       handshake // the host's initialize
-	version  string    // the modern version spoken to the remote ("" before discovery)
-	discover []byte    // the remote's DiscoverResult response, nil if it sent none
-	caps     remoteCaps
-	logLevel string
-	subs     map[string]bool // resource URIs the host subscribed to
-	ready    bool            // the host sent notifications/initialized
-	inputs   map[string]chan []byte
-
-	listenMu sync.Mutex // serializes (re)starting the listen stream
-	listen   *listenRun
+	s *legacysession.Session
 }
+
+func (h *legacyHost) init(b *Bridge) {
+	h.b = b
+	// The retry carries every answer in one message to the remote.
+	h.s = legacysession.New(h, b.cfg.maxMessageSize())
+}
+
+// errHostGone ends what waits for the host once it closed stdin.
+var errHostGone = errors.New("the host closed its connection")
 
 // adopt takes the host's initialize and the remote's discovery.
 func (h *legacyHost) adopt(init []byte, pr probeResult) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.hs = parseHandshake(init)
-	h.version = pr.version
-	h.discover = pr.result
-	h.caps = parseRemoteCaps(discoverField(pr.result, "capabilities"))
+	var m wire.Message
+	if init != nil && wire.Parse(init, &m) == nil {
+		h.s.Handshake(&m)
+	}
+	h.s.Discovered(pr.version, resultOf(pr.result))
 	h.b.client.SetSessionID("") // 2026-07-28 has no sessions
 }
 
@@ -63,29 +51,14 @@ func resultOf(resp []byte) []byte {
 	return m.Bytes(m.Result)
 }
 
-// discoverField returns a top-level field of a DiscoverResult response.
-func discoverField(resp []byte, key string) []byte {
-	var m wire.Message
-	if resp == nil || wire.Parse(resp, &m) != nil {
-		return nil
-	}
-	sp, ok := wire.Field(m.Raw, m.Result, key)
-	if !ok {
-		return nil
-	}
-	return m.Bytes(sp)
-}
-
 // ensureDiscovered probes the remote if nothing was learnt about it yet
 // (the era was pinned or cached rather than detected).
 func (h *legacyHost) ensureDiscovered(ctx context.Context) error {
-	h.mu.Lock()
-	known, hs := h.version != "", h.hs
-	h.mu.Unlock()
-	if known {
+	if h.s.Known() {
 		return nil
 	}
-	pr, err := h.b.probe(ctx, hs.caps, hs.info)
+	caps, info := h.s.Handshook()
+	pr, err := h.b.probe(ctx, caps, info)
 	if err != nil {
 		return err
 	}
@@ -94,10 +67,7 @@ func (h *legacyHost) ensureDiscovered(ctx context.Context) error {
 		return errors.New("the remote does not speak 2026-07-28 (server/discover was refused like a 2025 server refuses it); drop --protocol modern")
 	}
 	h.b.setVerdict(verdictModern)
-	h.mu.Lock()
-	h.version, h.discover = pr.version, pr.result
-	h.caps = parseRemoteCaps(discoverField(pr.result, "capabilities"))
-	h.mu.Unlock()
+	h.s.Discovered(pr.version, resultOf(pr.result))
 	return nil
 }
 
@@ -106,121 +76,41 @@ func (h *legacyHost) ensureDiscovered(ctx context.Context) error {
 func (h *legacyHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 	b := h.b
 	b.resetWire(p, true)
-	switch m.Method {
-	case "initialize":
-		h.mu.Lock()
-		h.hs = parseHandshake(m.Raw)
-		h.version, h.discover, h.ready, h.subs, h.logLevel = "", nil, false, nil, ""
-		h.mu.Unlock()
-		h.stopListen()
+	if m.Method == "initialize" {
+		h.s.Handshake(m)
 		if err := h.ensureDiscovered(ctx); err != nil {
 			b.answerError(p, err)
 			return
 		}
 		h.answerInitialize(p)
-	case "ping":
-		// Removed in 2026-07-28; the receiver "MUST respond promptly with
-		// an empty response" (2025-11-25 basic/utilities/ping).
-		b.writeFinal(p, wire.ResultResponse(p.id, []byte("{}")))
-	case "logging/setLevel":
-		level, ok := wire.StringField(m.Raw, m.Params, "level")
-		if !ok || level == "" {
-			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInvalidParams, "Invalid params: level is required", nil))
-			return
-		}
-		// 2026-07-28 carries the level per request, in _meta
-		// io.modelcontextprotocol/logLevel; every later request gets it.
-		h.mu.Lock()
-		h.logLevel = level
-		h.mu.Unlock()
-		b.writeFinal(p, wire.ResultResponse(p.id, []byte("{}")))
-	case "resources/subscribe", "resources/unsubscribe":
-		if m.URI == "" {
-			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInvalidParams, "Invalid params: uri is required", nil))
-			return
-		}
-		h.subscribe(m.URI, m.Method == "resources/subscribe")
-		b.writeFinal(p, wire.ResultResponse(p.id, []byte("{}")))
-	default:
-		if !h.task(ctx, p, m) {
-			h.call(ctx, p, m)
-		}
+		return
+	}
+	if resp, ok := h.s.Answer(p.id, m); ok {
+		b.writeFinal(p, resp)
+		return
+	}
+	if !h.task(ctx, p, m) {
+		h.call(ctx, p, m)
 	}
 }
 
 // answerInitialize answers the host's initialize from the remote's
-// DiscoverResult: its capabilities, instructions and serverInfo (which
-// 2026-07-28 carries in the result's _meta).
+// DiscoverResult.
 func (h *legacyHost) answerInitialize(p *pending) {
-	h.mu.Lock()
-	version, disc := h.hs.version, h.discover
-	h.mu.Unlock()
-	r := translate.TasksToLegacy(translate.InitializeFromDiscover(resultOf(disc), translate.NegotiateLegacy(version)), resultOf(disc))
-	h.b.writeFinal(p, wire.ResultResponse(p.id, r))
+	h.b.writeFinal(p, wire.ResultResponse(p.id, h.s.InitializeResult()))
 }
 
-// notify handles a host notification. notifications/initialized opens the
-// listen stream; 2026-07-28 defines no other client notification over
-// HTTP ("this revision defines no client-to-server notifications",
-// streamable-http §Sending Messages), and cancellation was handled before.
+// notify handles a host notification (cancellation was handled before).
 func (h *legacyHost) notify(_ context.Context, method string) {
-	if method == "notifications/initialized" {
-		h.onInitialized()
-		return
-	}
-	h.b.log.Debug().Str("method", method).Msg("dropping a host notification a 2026-07-28 remote has no use for")
-}
-
-func (h *legacyHost) onInitialized() {
-	h.mu.Lock()
-	h.ready = true
-	h.mu.Unlock()
-	h.restartListen()
-}
-
-// subscribe adds or removes uri from the subscribed set; the listen stream
-// follows the set.
-func (h *legacyHost) subscribe(uri string, on bool) {
-	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[string]bool{}
-	}
-	changed := h.subs[uri] != on
-	if on {
-		h.subs[uri] = true
-	} else {
-		delete(h.subs, uri)
-	}
-	ready := h.ready
-	h.mu.Unlock()
-	if changed && ready {
-		h.restartListen()
+	if !h.s.Notify(method) {
+		h.b.log.Debug().Str("method", method).Msg("dropping a host notification a 2026-07-28 remote has no use for")
 	}
 }
 
-// envelope returns m with the 2026-07-28 _meta envelope: the modern
-// version, the capabilities and identity the host declared in its
-// initialize, and its log level once it set one.
-func (h *legacyHost) envelope(m *wire.Message) ([]byte, error) {
-	h.mu.Lock()
-	fields := translate.EnvelopeFields(h.version, taskCaps(h.hs.caps, m), h.hs.info, h.logLevel)
-	h.mu.Unlock()
-	msg := *m
-	for _, k := range translate.EnvelopeKeys {
-		if _, ok := wire.Field(m.Raw, m.Meta, k); ok {
-			// The bridge's envelope wins: the remote must see one version.
-			raw := wire.WithoutFields(m.Raw, m.Meta, translate.EnvelopeKeys...)
-			if err := wire.Parse(raw, &msg); err != nil {
-				return nil, err
-			}
-			break
-		}
-	}
-	return wire.WithMetaFields(&msg, fields), nil
-}
+func (h *legacyHost) onInitialized() { h.s.Notify("notifications/initialized") }
 
-// maxInputRounds bounds the input rounds of one request.
-const maxInputRounds = 16
+// envelope returns m with the 2026-07-28 _meta envelope.
+func (h *legacyHost) envelope(m *wire.Message) ([]byte, error) { return h.s.Forward(m) }
 
 // call forwards a request in the 2026-07-28 form and answers the host with
 // one ordinary response, driving any input rounds in between.
@@ -260,33 +150,73 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		if inputRequired == nil || p.cancelled.Load() {
 			return
 		}
-		if round >= maxInputRounds {
-			b.fail(p, fmt.Errorf("the remote asked for input %d times in a row; giving up", round+1), nil)
-			return
-		}
-		fields, err := h.fulfil(ctx, p, inputRequired, round)
+		r, err := h.fulfil(ctx, p, inputRequired, round)
 		if err != nil {
 			if !p.cancelled.Load() {
 				b.fail(p, err, nil)
 			}
 			return
 		}
-		// mrtr §Client Requirements: the retry is the original request
-		// with a new id ("The JSON-RPC id MUST be different"),
-		// the input responses and the request state echoed byte for byte.
 		b.setWireID(p, b.mintID("retry"))
-		retry := wire.WithParamsFields(&orig, fields)
-		var rm wire.Message
-		if err := wire.Parse(retry, &rm); err != nil {
+		retry, err := legacysession.Retry(orig.Raw, r, p.wireID)
+		if err != nil {
 			b.answerError(p, err)
 			return
 		}
-		retry = wire.Splice(retry, wire.Edit{Span: rm.ID, Value: p.wireID})
 		if err := wire.Parse(retry, &wm); err != nil {
 			b.answerError(p, err)
 			return
 		}
 	}
+}
+
+// fulfil answers one InputRequiredResult: it sends the round's requests
+// to the host and waits for its answers (deliver).
+func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, n int) (*legacysession.Round, error) {
+	b := h.b
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		return nil, err
+	}
+	r, reqs, undeclared, err := h.s.Begin(string(p.id), nil, &m, n)
+	for _, method := range undeclared {
+		b.warns.undeclared.Event(&b.log, zerolog.WarnLevel).Str("method", method).Msg("remote asked for input the host did not declare a capability for; not asking the host")
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The call is over without these answers: the host may stop
+		// working on them (2025-11-25 cancellation: "Either side can send").
+		for _, id := range h.s.Drop(r) {
+			params := append(append([]byte(`{"requestId":`), id...), `,"reason":"mcp-bridge: the request this input was for ended"}`...)
+			b.write(wire.Notification("notifications/cancelled", params))
+		}
+	}()
+	if d := legacysession.RetryPause(r); d > 0 && !sleepCtx(ctx, d) {
+		return nil, ctx.Err()
+	}
+	for _, q := range reqs {
+		b.write(q)
+	}
+	select {
+	case <-r.Done():
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-b.streamCtx.Done():
+		return nil, errHostGone
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// deliver hands the host's response to a request the bridge made up to
+// its round, and reports whether it was one. It runs on the stdin loop.
+func (h *legacyHost) deliver(m *wire.Message) bool {
+	r, _ := h.s.Answered(m)
+	return r != nil
 }
 
 // tidy returns a response as a legacy host should see it: with its own id

@@ -4,114 +4,36 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
-// A legacy server sends notifications/{tools,prompts,resources}/list_changed
-// unasked when it advertised listChanged, and notifications/resources/updated
-// for URIs the client subscribed to. A 2026-07-28 server sends them only on
-// a subscriptions/listen stream, for the kinds the client names ("The server
-// MUST NOT send notification types the client has not explicitly
-// requested", basic/patterns/subscriptions). So once the host is initialized
-// the bridge keeps one listen stream open for what the remote advertises plus
-// the host's subscriptions, and passes its notifications on as ordinary
-// legacy ones.
+// The session (legacysession) decides what a legacy host's listen stream
+// asks for and when it is (re)opened; connect runs it: one loop per stream
+// on the Bridge's stream goroutines, re-opened when it breaks.
 
-// listenRun is one running listen loop.
-type listenRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// restartListen replaces the listen stream with one for the current
-// filter (or none if there is nothing to listen for).
-func (h *legacyHost) restartListen() {
+// OpenListen starts the loop of one listen stream for filter; the returned
+// func ends it and waits for it.
+func (h *legacyHost) OpenListen(filter []byte) (stop func()) {
 	b := h.b
-	h.listenMu.Lock()
-	defer h.listenMu.Unlock()
-	h.stopListenLocked()
-	filter := h.filter()
-	if filter == nil || b.streamCtx.Err() != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(b.streamCtx)
-	run := &listenRun{cancel: cancel, done: make(chan struct{})}
-	h.listen = run
-	if !b.streams.Go(func() {
-		defer close(run.done)
-		h.listenLoop(ctx, filter)
-	}) {
-		close(run.done) // Run has joined the streams: none starts now
-	}
-}
-
-func (h *legacyHost) stopListen() {
-	h.listenMu.Lock()
-	defer h.listenMu.Unlock()
-	h.stopListenLocked()
-}
-
-func (h *legacyHost) stopListenLocked() {
-	if h.listen != nil {
-		h.listen.cancel()
-		<-h.listen.done
-		h.listen = nil
-	}
-}
-
-// filter builds the notifications filter of subscriptions/listen, nil when
-// there is nothing to ask for.
-func (h *legacyHost) filter() []byte {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.caps
-	if !c.toolsListChanged && !c.promptsListChanged && !c.resourcesListChanged && len(h.subs) == 0 {
+	if b.streamCtx.Err() != nil {
 		return nil
 	}
-	return appendNotifications(nil, c.toolsListChanged, c.promptsListChanged, c.resourcesListChanged, slices.Sorted(maps.Keys(h.subs)))
-}
-
-// appendNotifications appends the notifications object of
-// subscriptions/listen, a filter or its acknowledgement: the list_changed
-// kinds that are on, then the resource URIs.
-func appendNotifications(dst []byte, tools, prompts, resources bool, uris []string) []byte {
-	dst = append(dst, '{')
-	n := len(dst)
-	add := func(k string) {
-		if len(dst) > n {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"`+k+`":true`...)
+	ctx, cancel := context.WithCancel(b.streamCtx)
+	done := make(chan struct{})
+	if !b.streams.Go(func() {
+		defer close(done)
+		h.listenLoop(ctx, filter)
+	}) {
+		close(done) // Run has joined the streams: none starts now
 	}
-	if tools {
-		add("toolsListChanged")
+	return func() {
+		cancel()
+		<-done
 	}
-	if prompts {
-		add("promptsListChanged")
-	}
-	if resources {
-		add("resourcesListChanged")
-	}
-	if len(uris) > 0 {
-		if len(dst) > n {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"resourceSubscriptions":[`...)
-		for i, u := range uris {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = wire.AppendString(dst, u)
-		}
-		dst = append(dst, ']')
-	}
-	return append(dst, '}')
 }
 
 // listenLoop keeps a listen stream open until ctx ends. A broken stream
@@ -121,12 +43,8 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 	b := h.b
 	bo := listenBackoff()
 	for {
-		h.mu.Lock()
-		meta := translate.EnvelopeFields(h.version, h.hs.caps, h.hs.info, "")
-		h.mu.Unlock()
 		id := b.mintID("listen")
-		params := append(append(append(append([]byte(`{"_meta":{`), meta...), `},"notifications":`...), filter...), '}')
-		body := wire.Request(id, "subscriptions/listen", params)
+		body := wire.Request(id, "subscriptions/listen", h.s.ListenParams(filter))
 		var m wire.Message
 		if wire.Parse(body, &m) != nil {
 			return
@@ -164,9 +82,8 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 	}
 }
 
-// drainListen passes the notifications of one listen stream to the host,
-// without the acknowledgement (a legacy host has no such notification) and
-// without the subscription id in _meta.
+// drainListen passes the notifications of one listen stream to the host
+// (legacysession.ListenNotification).
 func (h *legacyHost) drainListen(resp *httpclient.Response, id []byte) (delivered bool) {
 	b := h.b
 	for {
@@ -187,11 +104,10 @@ func (h *legacyHost) drainListen(resp *httpclient.Response, id []byte) (delivere
 			// The server ended the subscription gracefully; the loop
 			// opens a new one.
 			return delivered
-		case m.Kind != wire.KindNotification || m.Method == "notifications/subscriptions/acknowledged":
-		case m.SubscriptionID.Present():
-			b.write(wire.WithoutFields(msg, m.Meta, wire.MetaSubscriptionID))
 		default:
-			b.write(msg)
+			if out := legacysession.ListenNotification(&m); out != nil {
+				b.write(out)
+			}
 		}
 	}
 }

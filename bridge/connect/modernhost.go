@@ -38,13 +38,15 @@ type modernHost struct {
 	levelMu sync.Mutex
 	level   string // the log level set on the remote session
 
-	mu        sync.Mutex
-	calls     []*call // host requests in flight, oldest first
-	listeners []*listener
-	subs      map[string]int // resource URI -> listeners subscribed to it
+	mu    sync.Mutex
+	calls []*call // host requests in flight, oldest first
 
-	tokMu  sync.Mutex
-	tokens map[string]*call // suspended calls by request state
+	// listeners are the host's subscriptions/listen streams
+	// (modernhost_listen.go).
+	listeners translate.ListenHub
+
+	// rounds are the calls suspended in input rounds, by request state.
+	rounds translate.Rounds[hostReq]
 
 	rootsMu sync.Mutex
 	roots   []byte // the host's latest answer to a roots/list, nil before one
@@ -55,8 +57,8 @@ type modernHost struct {
 
 func (h *modernHost) init(b *Bridge) {
 	h.b = b
-	h.subs = map[string]int{}
-	h.tokens = map[string]*call{}
+	h.rounds.TTL = suspendTimeout
+	h.rounds.MaxBytes = b.cfg.maxMessageSize()
 }
 
 // relay answers one host request.
@@ -213,13 +215,12 @@ func (h *modernHost) fromRemote(msg []byte) {
 		h.serverRequest(nil, &m)
 	case wire.KindNotification:
 		switch {
-		case changeNotification(m.Method):
-			h.broadcast(&m)
+		case h.listeners.Deliver(&m):
 		case m.Method == "notifications/progress":
 			if c := h.progressOwner(m.Bytes(m.ProgressToken)); c != nil {
 				c.forwardProgress(msg, &m)
 			}
-		case h.urlCompleted(&m): // recorded, not forwarded (urlelicit.go)
+		case h.urls.Record(&m): // recorded, not forwarded (urlelicit.go)
 		default:
 			h.b.log.Debug().Str("method", m.Method).Msg("dropping a notification outside any request: the host speaks 2026-07-28")
 		}
@@ -228,13 +229,13 @@ func (h *modernHost) fromRemote(msg []byte) {
 
 // answerRemote POSTs the response to a server-to-client request: result,
 // or else an error with code and message.
-func (h *modernHost) answerRemote(sr serverReq, result []byte, code int, message string) {
+func (h *modernHost) answerRemote(sr translate.Ask, result []byte, code int, message string) {
 	b := h.b
 	var body []byte
 	if result != nil {
-		body = wire.ResultResponse(sr.id, result)
+		body = wire.ResultResponse(sr.ID, result)
 	} else {
-		body = wire.ErrorResponse(sr.id, code, message, nil)
+		body = wire.ErrorResponse(sr.ID, code, message, nil)
 	}
 	var m wire.Message
 	if wire.Parse(body, &m) != nil {
@@ -242,7 +243,7 @@ func (h *modernHost) answerRemote(sr serverReq, result []byte, code int, message
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b.post(ctx, body, b.headersFor(&m), "response to "+sr.method)
+	b.post(ctx, body, b.headersFor(&m), "response to "+sr.Method)
 }
 
 // postCancel tells the remote that the bridge gave up on request id

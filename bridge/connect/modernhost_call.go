@@ -3,11 +3,7 @@ package connect
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -32,16 +28,23 @@ import (
 // variable for tests).
 var suspendTimeout = translate.InputTTL
 
-// serverReq is a server-to-client request waiting for the host.
-type serverReq struct {
-	id     []byte
-	method string
-	params []byte // nil when absent
+// hostReq is one host request a call answers: the first, then each retry,
+// which declares its log level and progress token afresh.
+type hostReq struct {
+	p *pending
+	// token is the progress token of p, nil if it asked for none. A retry
+	// carries a token of its own, and the host has forgotten the first
+	// round's ("Received a progress notification for an unknown token"):
+	// the remote's progress goes out under this one.
+	token []byte
+	logs  bool // the host asked for log messages
 }
 
 // call is one host request forwarded to the remote, across the host's
-// retries.
+// retries; its input rounds are translate's machine (translate.Call), and
+// call is its face.
 type call struct {
+	translate.Call[hostReq]
 	h        *modernHost
 	method   string
 	wid      []byte   // the remote's id for it
@@ -49,24 +52,6 @@ type call struct {
 	progress []byte   // its progress token, raw: the one the remote knows
 	ctx      context.Context
 	cancel   context.CancelFunc
-
-	mu   sync.Mutex
-	host *pending // the host request the call answers next
-	// hostToken is the progress token of host, nil if it asked for none.
-	// A retry carries a token of its own, and the host has forgotten the
-	// first round's ("Received a progress notification for an unknown
-	// token"): the remote's progress goes out under this one.
-	hostToken []byte
-	caps      wire.Capabilities
-	logs      bool                 // the host asked for log messages
-	state     string               // the request state while suspended
-	asked     map[string]serverReq // by input key, while suspended
-	queue     []serverReq          // server requests that came while suspended
-	resumed   chan struct{}        // closed when a suspension ends
-	timer     *time.Timer
-	nextKey   int
-	done      bool  // the host got its final answer (or never will)
-	dead      error // the bridge gave up on the call while suspended
 }
 
 // call forwards a request and sees it through its input rounds.
@@ -82,12 +67,13 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	m = h.augment(m)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &call{h: h, method: m.Method, wid: h.b.mintID("call"), orig: p, host: p, ctx: ctx, cancel: cancel,
-		caps: m.ClientCapabilities(), logs: m.LogLevel != ""}
+	c := &call{h: h, method: m.Method, wid: h.b.mintID("call"), orig: p, ctx: ctx, cancel: cancel}
+	first := hostReq{p: p, logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
 		c.progress = clone(m.Bytes(m.ProgressToken))
-		c.hostToken = c.progress
+		first.token = c.progress
 	}
+	h.rounds.Start(&c.Call, c, first, m.ClientCapabilities())
 	body, err := translate.ToLegacy(m, c.wid)
 	var wm wire.Message
 	if err == nil {
@@ -104,7 +90,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		return // cancelled before it was sent
 	}
 	// Leaving means no retry can come: a suspended call ends at once.
-	stop := context.AfterFunc(b.streamCtx, func() { c.abort("", errHostGone) })
+	stop := context.AfterFunc(b.streamCtx, func() { c.Abort(errHostGone) })
 	defer stop()
 	h.track(c)
 	err = b.forward(ctx, p, &wm)
@@ -148,17 +134,13 @@ func (c *call) other(msg []byte, m *wire.Message) {
 		}
 		switch {
 		case m.Method == "notifications/message":
-			c.mu.Lock()
-			logs := c.logs
-			c.mu.Unlock()
-			if logs {
+			if host, _ := c.Current(); host.logs {
 				c.h.b.write(msg)
 			}
-		case changeNotification(m.Method):
-			c.h.broadcast(m)
+		case c.h.listeners.Deliver(m):
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
-		case c.h.urlCompleted(m): // recorded, not forwarded (urlelicit.go)
+		case c.h.urls.Record(m): // recorded, not forwarded (urlelicit.go)
 		default:
 			c.h.b.write(msg)
 		}
@@ -166,52 +148,32 @@ func (c *call) other(msg []byte, m *wire.Message) {
 }
 
 // forwardProgress writes the remote's progress for the call under the
-// token of the host request the call now answers. Between rounds nobody
-// holds a token: "Progress notifications MUST only reference tokens that
-// were provided in an active request" (basic/patterns/progress), and the
-// suspended round's request is answered.
+// token of the host request the call now answers; between rounds nobody
+// holds a token (translate.Call.Current).
 func (c *call) forwardProgress(msg []byte, m *wire.Message) {
-	c.mu.Lock()
-	token, suspended := c.hostToken, c.state != ""
-	c.mu.Unlock()
+	host, suspended := c.Current()
 	switch {
-	case suspended || token == nil || !m.ProgressToken.Present():
+	case suspended || host.token == nil || !m.ProgressToken.Present():
 	default:
-		c.h.b.write(translate.RetargetProgress(msg, m, token))
+		c.h.b.write(translate.RetargetProgress(msg, m, host.token))
 	}
 }
 
 // final writes the call's response to the host request it now answers,
-// once no input round is open. The check and the claim happen under one
-// lock: a retry may open a new round at any moment.
+// once no input round is open (translate.Call.Finish).
 func (c *call) final(fm *wire.Message) {
-	for {
-		c.mu.Lock()
-		if c.dead != nil {
-			c.mu.Unlock()
-			return
-		}
-		if c.state == "" {
-			host := c.host
-			c.done = true
-			c.mu.Unlock()
-			if out := c.urlAnswer(fm, host.id); out != nil {
-				c.h.b.writeFinal(host, out)
-				release(host)
-				return
-			}
-			c.h.b.writeFinal(host, translate.Complete(c.h.taskShape(c.method, fm), c.method, host.id))
-			release(host)
-			return
-		}
-		ch := c.resumed
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-c.ctx.Done():
-			return
-		}
+	f, ok := c.Finish(c.ctx)
+	if !ok {
+		return
 	}
+	host := f.p
+	if out := c.urlAnswer(fm, host.id); out != nil {
+		c.h.b.writeFinal(host, out)
+		release(host)
+		return
+	}
+	c.h.b.writeFinal(host, translate.Complete(c.h.taskShape(c.method, fm), c.method, host.id))
+	release(host)
 }
 
 // release lets a retry's goroutine go once its request is answered.
@@ -235,16 +197,16 @@ func release(p *pending) {
 // unrelated call into an input round for it would answer that call with
 // input round it never caused, so the bridge answers it itself.
 func (h *modernHost) serverRequest(c *call, m *wire.Message) {
-	sr := serverReq{id: clone(m.IDBytes()), method: m.Method}
+	sr := translate.Ask{ID: clone(m.IDBytes()), Method: m.Method}
 	if m.Params.Present() {
-		sr.params = clone(m.Bytes(m.Params))
+		sr.Params = clone(m.Bytes(m.Params))
 	}
-	if sr.method == "ping" {
+	if sr.Method == "ping" {
 		// "The receiver MUST respond promptly with an empty response."
 		h.answerRemote(sr, []byte("{}"), 0, "")
 		return
 	}
-	if c == nil && sr.method == "roots/list" {
+	if c == nil && sr.Method == "roots/list" {
 		h.rootsOutsideCall(sr)
 		return
 	}
@@ -256,10 +218,10 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, and none is in flight")
 	case !translate.AllowsInput(c.method):
 		h.refuse(sr, "mcp-bridge: the host speaks 2026-07-28 and can only be asked for input during a tools/call, prompts/get or resources/read, not during "+c.method)
-	case !c.covers(sr.method, sr.params):
-		h.refuse(sr, "client does not support "+capabilityOf(sr.method))
-	case !c.ask(sr):
+	case h.b.streamCtx.Err() != nil:
 		h.refuse(sr, "mcp-bridge: the request this input was for has ended")
+	default:
+		c.Ask(sr)
 	}
 }
 
@@ -269,7 +231,7 @@ func (h *modernHost) serverRequest(c *call, m *wire.Message) {
 // error SEP-2260 names: "Clients receiving server-to-client requests with
 // no associated outbound request SHOULD respond with a -32602 (Invalid
 // Params) error."
-func (h *modernHost) rootsOutsideCall(sr serverReq) {
+func (h *modernHost) rootsOutsideCall(sr translate.Ask) {
 	h.rootsMu.Lock()
 	roots := h.roots
 	h.rootsMu.Unlock()
@@ -278,31 +240,20 @@ func (h *modernHost) rootsOutsideCall(sr serverReq) {
 		return
 	}
 	why := "mcp-bridge: the host speaks 2026-07-28 and gives its roots only inside a call; this roots/list came on the GET stream, outside any"
-	h.b.warns.refused.Event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
+	h.logRefused(sr, why)
 	h.answerRemote(sr, nil, wire.CodeInvalidParams, why)
-}
-
-func capabilityOf(method string) string {
-	switch method {
-	case "sampling/createMessage":
-		return "sampling"
-	case "roots/list":
-		return "roots"
-	case "elicitation/create":
-		return "elicitation"
-	}
-	return method
 }
 
 // refuse answers a server request the host cannot get: an elicitation is
 // declined, which every server must handle; anything else gets an error.
-func (h *modernHost) refuse(sr serverReq, why string) {
-	h.b.warns.refused.Event(&h.b.log, zerolog.InfoLevel).Str("method", sr.method).Str("reason", why).Msg("answering a server request on the host's behalf")
-	if sr.method == "elicitation/create" {
-		h.answerRemote(sr, []byte(`{"action":"decline"}`), 0, "")
-		return
-	}
-	h.answerRemote(sr, nil, wire.CodeMethodNotFound, why)
+func (h *modernHost) refuse(sr translate.Ask, why string) {
+	h.logRefused(sr, why)
+	result, code, message := translate.Refuse(sr.Method, why)
+	h.answerRemote(sr, result, code, message)
+}
+
+func (h *modernHost) logRefused(sr translate.Ask, why string) {
+	h.b.warns.refused.Event(&h.b.log, zerolog.InfoLevel).Str("method", sr.Method).Str("reason", why).Msg("answering a server request on the host's behalf")
 }
 
 // pick chooses the call a GET-stream request belongs to: the oldest
@@ -316,9 +267,7 @@ func (h *modernHost) pick() *call {
 		if !translate.AllowsInput(c.method) {
 			continue
 		}
-		c.mu.Lock()
-		usable, suspended := !c.done && c.dead == nil, c.state != ""
-		c.mu.Unlock()
+		usable, suspended := c.Usable()
 		switch {
 		case usable && !suspended:
 			return c
@@ -329,72 +278,47 @@ func (h *modernHost) pick() *call {
 	return waiting
 }
 
-// ask puts a server request to the host through the call: at once as an
-// InputRequiredResult, or after the open round. It reports false when the
-// call can no longer ask.
-func (c *call) ask(sr serverReq) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done || c.dead != nil || c.h.b.streamCtx.Err() != nil {
-		return false
+// AnswerBack POSTs the host's answer (or the bridge's) to the remote; a
+// host's roots are kept for a roots/list outside any call.
+func (c *call) AnswerBack(sr translate.Ask, result []byte, code int, message string) {
+	h := c.h
+	if sr.Method == "roots/list" && result != nil {
+		h.rootsMu.Lock()
+		h.roots = clone(result)
+		h.rootsMu.Unlock()
 	}
-	if c.state != "" {
-		c.queue = append(c.queue, sr)
-		return true
-	}
-	c.suspendLocked([]serverReq{sr})
-	return true
+	h.answerRemote(sr, result, code, message)
 }
 
-// suspendLocked answers the current host request with an InputRequiredResult for
-// reqs. The request state is an unguessable token that only maps to this
-// call; it never leaves the bridge and the host.
-func (c *call) suspendLocked(reqs []serverReq) {
+// Suspend answers the host request with the InputRequiredResult; the
+// call's POST stream stays open, and unread messages wait in it.
+func (c *call) Suspend(host hostReq, res []byte) {
 	b := c.h.b
-	token := translate.NewState()
-	c.state, c.asked, c.resumed = token, map[string]serverReq{}, make(chan struct{})
-	inputs := make([]translate.Input, len(reqs))
-	for i, sr := range reqs {
-		c.nextKey++
-		key := "r" + strconv.Itoa(c.nextKey)
-		c.asked[key] = sr
-		inputs[i] = translate.Input{Key: key, Method: sr.method, Params: sr.params}
-	}
-	res := translate.InputRequired(inputs, token)
-	c.h.tokMu.Lock()
-	c.h.tokens[token] = c
-	c.h.tokMu.Unlock()
-	wait := suspendTimeout
-	c.timer = time.AfterFunc(wait, func() { c.abort(token, fmt.Errorf("the host did not retry within %v", wait)) })
-	host := c.host
 	// The host's id is answered: it may use it again.
-	b.retire(host)
-	b.writeFinal(host, wire.ResultResponse(host.id, res))
-	release(host)
+	b.retire(host.p)
+	b.writeFinal(host.p, wire.ResultResponse(host.p.id, res))
+	release(host.p)
 }
 
-// abort gives up on a suspended call (with token, if not ""): the host
-// did not retry in time, or left.
-func (c *call) abort(token string, why error) {
-	c.mu.Lock()
-	if c.state == "" || (token != "" && c.state != token) || c.dead != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.dead = why
-	c.mu.Unlock()
-	c.cancel()
+// Attach makes the host's retry the request the call answers: the
+// remote's response, and the host's cancellation, now concern it.
+func (c *call) Attach(host hostReq, _ bool) {
+	c.h.b.setWireID(host.p, c.wid)
+	c.h.b.setOnCancel(host.p, c.cancelledByHost)
 }
+
+// Expire: the call's stream is closed, and end tells the remote.
+func (c *call) Expire(error) { c.cancel() }
+
+func (c *call) Refused(sr translate.Ask, _ translate.Refusal, why string) { c.h.logRefused(sr, why) }
 
 // cancelledByHost handles the host's notifications/cancelled for the host
 // request the call answers: 2026-07-28 wants no more messages for it, the
 // legacy remote wants to be told (it does not read a closed stream as a
 // cancellation). It runs on the stdin loop.
 func (c *call) cancelledByHost() {
-	c.mu.Lock()
-	host := c.host
-	c.mu.Unlock()
-	host.cancelled.Store(true)
+	host, _ := c.Current()
+	host.p.cancelled.Store(true)
 	c.orig.cancelled.Store(true)
 	c.cancel()
 	b := c.h.b
@@ -406,31 +330,11 @@ func (c *call) cancelledByHost() {
 // nobody did, and the remote's open requests if the host never will.
 func (c *call) end(err error) {
 	b := c.h.b
-	c.mu.Lock()
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-	if c.done {
-		c.mu.Unlock()
+	suspended, dead, ok := c.End()
+	if !ok {
 		return
 	}
-	c.done = true
-	host, dead, token := c.host, c.dead, c.state
-	open := c.queue
-	for _, sr := range c.asked {
-		open = append(open, sr)
-	}
-	c.asked, c.queue, c.state = nil, nil, ""
-	c.mu.Unlock()
-	if token != "" {
-		c.h.tokMu.Lock()
-		delete(c.h.tokens, token)
-		c.h.tokMu.Unlock()
-	}
-	for _, sr := range open {
-		c.h.answerRemote(sr, nil, wire.CodeInternalError, "mcp-bridge: the host did not answer: the request this input was for has ended")
-	}
-	if dead != nil || token != "" || errors.Is(err, context.DeadlineExceeded) {
+	if dead != nil || suspended || errors.Is(err, context.DeadlineExceeded) {
 		why := dead
 		if why == nil {
 			why = err
@@ -443,82 +347,33 @@ func (c *call) end(err error) {
 		c.h.postCancel(ctx, c.wid, "mcp-bridge: "+why.Error())
 		cancel()
 	}
-	if token != "" {
+	if suspended {
 		return // the host holds an InputRequiredResult; there is no one to answer
 	}
-	if !host.cancelled.Load() {
+	host, _ := c.Current()
+	if !host.p.cancelled.Load() {
 		if err == nil {
 			err = errors.New("the remote closed the response stream before answering")
 		}
-		b.setWireID(host, c.wid)
-		b.answerError(host, err)
+		b.setWireID(host.p, c.wid)
+		b.answerError(host.p, err)
 	}
-	release(host)
+	release(host.p)
 }
 
 // resume takes the host's retry of a suspended call: the answers go to the
 // remote, and the call goes on with the retry as its host request.
 func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
-	b := h.b
-	token := translate.RetryState(m)
-	h.tokMu.Lock()
-	c := h.tokens[token]
-	delete(h.tokens, token)
-	h.tokMu.Unlock()
-	expired := wire.ErrorResponse(p.id, wire.CodeInvalidParams, translate.ExpiredState, nil)
-	if c == nil {
-		b.writeFinal(p, expired)
-		return
-	}
-	responses := translate.InputResponses(m)
-	// The round ends and the next begins under one hold of c.mu: once the
-	// lock is let go with no round open, a server request arriving at any
-	// moment may open one itself (ask), answering p. A second round opened
-	// here after that would answer p twice and end a round twice.
-	c.mu.Lock()
-	if c.state != token || c.dead != nil || c.done {
-		c.mu.Unlock()
-		b.writeFinal(p, expired)
-		return
-	}
-	asked := c.asked
-	c.state, c.asked = "", nil
-	c.timer.Stop()
-	close(c.resumed)
-	c.host = p
-	b.setWireID(p, c.wid)
-	b.setOnCancel(p, c.cancelledByHost)
-	p.answered = make(chan struct{})
-	// The retry declares capabilities, log level and progress token
-	// afresh.
-	c.caps, c.logs = m.ClientCapabilities(), m.LogLevel != ""
-	c.hostToken = nil
+	host := hostReq{p: p, logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
-		c.hostToken = clone(m.Bytes(m.ProgressToken))
+		host.token = clone(m.Bytes(m.ProgressToken))
 	}
-	var answered, again []serverReq
-	var answers [][]byte
-	for _, k := range slices.Sorted(maps.Keys(asked)) {
-		if r, ok := responses[k]; ok && len(r) > 0 {
-			answered, answers = append(answered, asked[k]), append(answers, r)
-		} else {
-			// mrtr §Error Handling: missing input is asked for again.
-			again = append(again, asked[k])
-		}
-	}
-	if next := append(again, c.queue...); len(next) > 0 {
-		c.queue = nil
-		c.suspendLocked(next)
-	}
-	c.mu.Unlock()
-
-	for i, sr := range answered {
-		if sr.method == "roots/list" {
-			h.rootsMu.Lock()
-			h.roots = clone(answers[i])
-			h.rootsMu.Unlock()
-		}
-		h.answerRemote(sr, answers[i], 0, "")
+	// Set before the retry is taken: a round opened on it answers p.
+	p.answered = make(chan struct{})
+	c, _ := h.rounds.Retry(translate.RetryState(m), host, translate.InputResponses(m), m.ClientCapabilities())
+	if c == nil {
+		h.b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInvalidParams, translate.ExpiredState, nil))
+		return
 	}
 	select {
 	case <-p.answered:

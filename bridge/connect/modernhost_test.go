@@ -234,12 +234,12 @@ func TestTranslateModernHostRaw(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"ask","arguments":{},"_meta":{` + envelope(`{"elicitation":{}}`) + `}}}`)
 	ir, _ := h.response("10", 10*time.Second)
 	res := ir["result"].(map[string]any)
-	req := dig(res, "inputRequests", "r1")
+	req := dig(res, "inputRequests", "input-1")
 	state, _ := res["requestState"].(string)
 	if res["resultType"] != "input_required" || dig(req.(map[string]any), "method") != "elicitation/create" || dig(req.(map[string]any), "params", "message") != "Name?" || state == "" {
 		t.Fatalf("input_required result %v", res)
 	}
-	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"ask","arguments":{},"inputResponses":{"r1":{"action":"accept","content":{"name":"octocat"}}},"requestState":%q,"_meta":{%s}}}`, state, envelope(`{"elicitation":{}}`)))
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"ask","arguments":{},"inputResponses":{"input-1":{"action":"accept","content":{"name":"octocat"}}},"requestState":%q,"_meta":{%s}}}`, state, envelope(`{"elicitation":{}}`)))
 	final, _ := h.response("11", 10*time.Second)
 	fr := final["result"].(map[string]any)
 	if fr["resultType"] != "complete" || !strings.Contains(jsonText(fr["content"]), `octocat`) || jsonText(fr["pong"]) != jsonText(obj(t, `{"jsonrpc":"2.0","id":101,"result":{}}`)) {
@@ -286,10 +286,10 @@ func TestTranslateModernHostRaw(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"sampleget","arguments":{},"_meta":{` + envelope(`{"sampling":{}}`) + `}}}`)
 	ir, _ = h.response("13", 10*time.Second)
 	res = ir["result"].(map[string]any)
-	if dig(res, "inputRequests", "r1", "method") != "sampling/createMessage" {
+	if dig(res, "inputRequests", "input-1", "method") != "sampling/createMessage" {
 		t.Fatalf("sampleget: %v", ir)
 	}
-	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sampleget","arguments":{},"inputResponses":{"r1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}},"requestState":%q,"_meta":{%s}}}`, res["requestState"], envelope(`{"sampling":{}}`)))
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sampleget","arguments":{},"inputResponses":{"input-1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}},"requestState":%q,"_meta":{%s}}}`, res["requestState"], envelope(`{"sampling":{}}`)))
 	final, _ = h.response("14", 10*time.Second)
 	if !strings.Contains(jsonText(final["result"]), `"model":"m"`) {
 		t.Errorf("sampleget final %v", final)
@@ -400,10 +400,10 @@ func TestTranslateModernHostRootsOnGETStream(t *testing.T) {
 	}
 	ir := call(2, "askroots", "")
 	state, _ := dig(ir, "result", "requestState").(string)
-	if dig(ir, "result", "inputRequests", "r1", "method") != "roots/list" || state == "" {
+	if dig(ir, "result", "inputRequests", "input-1", "method") != "roots/list" || state == "" {
 		t.Fatalf("askroots: %v", ir)
 	}
-	r = call(3, "askroots", fmt.Sprintf(`"inputResponses":{"r1":{"roots":[{"uri":"file:///host"}]}},"requestState":%q,`, state))
+	r = call(3, "askroots", fmt.Sprintf(`"inputResponses":{"input-1":{"roots":[{"uri":"file:///host"}]}},"requestState":%q,`, state))
 	if dig(r, "result", "roots", "result", "roots") == nil {
 		t.Fatalf("askroots retry: %v", r)
 	}

@@ -38,7 +38,7 @@ func TestSamplingWithToolsModernHostLegacyRemote(t *testing.T) {
 	ir, _ := h.response("1", 20*time.Second)
 	res, _ := ir["result"].(map[string]any)
 	state, _ := res["requestState"].(string)
-	params, _ := dig(res, "inputRequests", "r1", "params").(map[string]any)
+	params, _ := dig(res, "inputRequests", "input-1", "params").(map[string]any)
 	if res["resultType"] != "input_required" || state == "" || params == nil {
 		t.Fatalf("first round: %v", ir)
 	}
@@ -46,7 +46,7 @@ func TestSamplingWithToolsModernHostLegacyRemote(t *testing.T) {
 		t.Fatalf("the sampling request lost its tools: %v", params)
 	}
 	answer := `{"role":"assistant","model":"m","stopReason":"toolUse","content":[{"type":"tool_use","id":"tu-1","name":"get_weather","input":{"city":"Paris"}}]}`
-	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample-tools","arguments":{},"inputResponses":{"r1":%s},"requestState":%q,"_meta":{%s}}}`, answer, state, env(`{"sampling":{"tools":{}}}`)))
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample-tools","arguments":{},"inputResponses":{"input-1":%s},"requestState":%q,"_meta":{%s}}}`, answer, state, env(`{"sampling":{"tools":{}}}`)))
 	final, _ := h.response("2", 20*time.Second)
 	if got := jsonText(final["result"]); !strings.Contains(got, `stop: toolUse tool_use tu-1 get_weather {\"city\":\"Paris\"}`) {
 		t.Fatalf("the remote did not get the tool_use answer: %s", got)

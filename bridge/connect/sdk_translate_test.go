@@ -187,11 +187,11 @@ func TestTranslateModernHostProgressAfterInputRound(t *testing.T) {
 	ir, _ := h.response("1", 20*time.Second)
 	res, _ := ir["result"].(map[string]any)
 	state, _ := res["requestState"].(string)
-	if res["resultType"] != "input_required" || dig(res, "inputRequests", "r1", "method") != "sampling/createMessage" || state == "" {
+	if res["resultType"] != "input_required" || dig(res, "inputRequests", "input-1", "method") != "sampling/createMessage" || state == "" {
 		t.Fatalf("first round: %v", ir)
 	}
 	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sample_progress","arguments":{},`+
-		`"inputResponses":{"r1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}},"requestState":%q,`+
+		`"inputResponses":{"input-1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}},"requestState":%q,`+
 		`"_meta":{"progressToken":"round-2",%s}}}`, state, env))
 	final, others := h.response("2", 20*time.Second)
 	if dig(final, "result", "resultType") != "complete" || !strings.Contains(jsonText(final["result"]), "done") {

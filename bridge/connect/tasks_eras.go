@@ -57,10 +57,7 @@ func (h *legacyHost) taskShape(method string, fm *wire.Message) *wire.Message {
 	case "tasks/get":
 		out, _ = translate.TaskToLegacy(fm.Bytes(fm.Result))
 	case "tools/list":
-		h.mu.Lock()
-		disc := h.discover
-		h.mu.Unlock()
-		if translate.ModernTasks(discoverField(disc, "capabilities")) {
+		if h.s.OffersTasks() {
 			out = translate.ToolsWithTaskSupport(fm.Bytes(fm.Result))
 		}
 	}
@@ -181,16 +178,6 @@ func (h *legacyHost) answerTask(p *pending, resp *wire.Message, err error, asTas
 		}
 		b.writeFinal(p, wire.ResultResponse(p.id, out))
 	}
-}
-
-// taskCaps is the host's clientCapabilities for request m: a
-// task-augmented tools/call declares the Tasks extension, so that the
-// modern remote may answer with a task.
-func taskCaps(caps []byte, m *wire.Message) []byte {
-	if m.Method == "tools/call" && translate.IsAugmented(m) {
-		return translate.CapsWithTasks(caps)
-	}
-	return caps
 }
 
 // remoteOffersTasks reports whether the legacy remote's InitializeResult

@@ -2,7 +2,6 @@ package connect
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -14,20 +13,12 @@ import (
 // A URL round keeps nothing here: the retry carries the request and the
 // elicitation ids.
 
-// urlWait bounds how long the retry of a URL round waits for the remote's
-// notifications/elicitation/complete before it goes to the remote anyway
-// (which then answers -32042 again, or the result). A variable for tests.
-var urlWait = time.Minute
-
 // urlAnswer returns the answer a 2026-07-28 host gets, under id, for a
 // URLElicitationRequiredError (-32042) the remote sent for the call: a URL
 // input round, or -32021 when the host did not declare URL-mode
 // elicitation. It returns nil for any other response.
 func (c *call) urlAnswer(fm *wire.Message, id []byte) []byte {
-	c.mu.Lock()
-	caps := c.caps
-	c.mu.Unlock()
-	return translate.URLAnswer(fm, c.method, caps, id)
+	return translate.URLAnswer(fm, c.method, c.Caps(), id)
 }
 
 // urlRetry takes the host's retry of a URL round: declined, it is answered
@@ -40,7 +31,7 @@ func (h *modernHost) urlRetry(ctx context.Context, p *pending, m *wire.Message) 
 		h.b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInternalError, translate.URLDeclined, nil))
 		return
 	}
-	if !h.urls.Wait(ctx, rr.IDs, urlWait) {
+	if !h.urls.Wait(ctx, rr.IDs, translate.URLWait) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -52,24 +43,4 @@ func (h *modernHost) urlRetry(ctx context.Context, p *pending, m *wire.Message) 
 		return
 	}
 	h.call(ctx, p, &lm)
-}
-
-// urlCompleted records a notifications/elicitation/complete from the
-// remote and reports whether m was one: 2026-07-28 has no such
-// notification, so it never reaches the host.
-func (h *modernHost) urlCompleted(m *wire.Message) bool {
-	id := translate.CompletedElicitation(m)
-	if id == "" {
-		return false
-	}
-	h.urls.Complete(id)
-	return true
-}
-
-// covers reports whether the host request the call answers declared the
-// capability for a server request of method with params.
-func (c *call) covers(method string, params []byte) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return translate.Covers(c.caps, method, params)
 }

@@ -64,7 +64,7 @@ func (t *sessionTable) reap(ctx context.Context) {
 // has one, or a call in flight: only such a session may be ended for
 // being abandoned.
 func (s *session) idleSince() (time.Time, bool) {
-	if s.tr != nil && s.tr.asking() {
+	if s.tr != nil && s.tr.Asking() {
 		return time.Time{}, false // the client owes an answer to an input round
 	}
 	s.mu.Lock()
@@ -73,13 +73,6 @@ func (s *session) idleSince() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return s.lastActive, true
-}
-
-// asking reports whether an input round waits for the client's answers.
-func (tr *translation) asking() bool {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return len(tr.inputs) > 0
 }
 
 // evict ends the least recently active session with no open stream and

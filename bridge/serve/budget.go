@@ -25,14 +25,8 @@ var unbudgeted = &limits{
 // Input rounds (2026-07-28 mrtr) hold state between a server's request for
 // input and the client's answers: bounded in count and in bytes (one
 // stream's bound), so neither a child nor a client can grow it at will.
-const (
-	maxRoundInputs = 64  // input requests of one call awaiting answers
-	maxOpenInputs  = 256 // input requests a translated session has open
-
-	// maxSubscriptions bounds the resource subscriptions the bridge keeps
-	// for one translated session.
-	maxSubscriptions = 1024
-)
+// (A translated legacy session's bounds are legacysession's.)
+const maxRoundInputs = 64 // input requests of one call awaiting answers
 
 // limits are the budgets every stream and child of a Handler share:
 // requests in flight toward children, and the bytes held for clients.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
@@ -170,11 +171,8 @@ func TestInputRoundBoundedForLegacyChild(t *testing.T) {
 		}
 		h.shared.mrtr.childRequest(c, &m)
 	}
-	ss := &h.shared.mrtr
-	ss.mu.Lock()
-	n := len(ss.byCall[cl].asks)
-	ss.mu.Unlock()
-	ss.closeAll()
+	n := cl.round.Open()
+	h.shared.mrtr.closeAll()
 	if n != maxRoundInputs {
 		t.Errorf("%d input requests held for one call, want %d", n, maxRoundInputs)
 	}
@@ -188,7 +186,7 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &session{t: h.sessions, byOrig: map[string]*call{}, log: zerolog.Nop(),
-		tr: &translation{subs: map[string]bool{}, inputs: map[string]*inputRound{}}}
+		tr: legacysession.New(nil, 0)}
 	cl := &call{origID: []byte("7"), method: "tools/call", sink: h.newSink(1), sess: s}
 	s.pending, s.byOrig["7"] = []*call{cl}, cl
 	reqs := make([]string, maxRoundInputs+1)
@@ -200,10 +198,10 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 	if err := wire.Parse([]byte(raw), &resp); err != nil {
 		t.Fatal(err)
 	}
-	s.inputRequired(&resp, []byte(`{}`), []byte("7"), "tools/call")
+	s.inputRequired(&resp, []byte(`{}`), []byte("7"), "tools/call", 0)
 	msgs, complete, _ := cl.sink.take()
-	if len(s.tr.inputs) != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
-		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", len(s.tr.inputs), len(msgs), complete)
+	if s.tr.OpenInputs() != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
+		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", s.tr.OpenInputs(), len(msgs), complete)
 	}
 }
 

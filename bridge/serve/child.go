@@ -42,6 +42,9 @@ type call struct {
 	// caps are a modern client's declared capabilities, for the
 	// server-to-client requests a legacy child may make during the call.
 	caps wire.Capabilities
+	// round is the call's input rounds (mrtr.go), from the child's first
+	// request for input; only the child's reader goroutine sets it.
+	round *roundCall
 
 	// deliverFn, if set, replaces the sink (bridge-owned streams).
 	deliverFn func(msg []byte, final bool)
@@ -394,13 +397,13 @@ func (c *childConn) suspend(cl *call) {
 }
 
 // resume attaches a suspended call to the retry's stream, under the retry's
-// id and progress token, and replays what the child sent meanwhile.
+// id and progress token, and replays what the child sent meanwhile. A
+// retry without a token gets no progress: the first round's is forgotten
+// ("Progress notifications MUST only reference tokens that were provided
+// in an active request", basic/patterns/progress).
 func (c *childConn) resume(cl *call, id, token []byte, sk *sink) {
 	cl.mu.Lock()
-	cl.origID, cl.sink = id, sk
-	if token != nil {
-		cl.origToken = token
-	}
+	cl.origID, cl.sink, cl.origToken = id, sk, token
 	held := cl.held
 	cl.held, cl.heldBytes = nil, 0
 	cl.mu.Unlock()

@@ -18,9 +18,10 @@
 //
 // Files are named by what they serve: modern_shared.go is the shared child for
 // 2026-07-28 clients (modern.go routes their requests, mrtr.go carries a
-// legacy child's server-to-client requests to them as input rounds);
+// legacy child's server-to-client requests to them as input rounds, the
+// face of translate's machine);
 // legacy_shared.go is the shared child for 2025 sessions; sessions.go and
 // session_translate.go are 2025 sessions, per child and on a 2026-07-28
-// child; probe.go is the era probe. docs/compatibility.md lists what is
+// child (the latter played by bridge/translate/legacysession); probe.go is the era probe. docs/compatibility.md lists what is
 // translated and what cannot be.
 package serve

@@ -43,7 +43,7 @@ type sharedChild struct {
 	tools  toolCache
 	eras   eras
 	known  chan struct{} // closed once eras is set
-	listen listenHub
+	listen translate.ListenHub
 	mrtr   suspensions
 	adopt  *prober // a probe sibling that becomes the first child
 	// from is the Handler's first child when this one serves another
@@ -76,8 +76,7 @@ type sharedChild struct {
 
 func newSharedChild(h *Handler) *sharedChild {
 	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{}), exitCh: make(chan struct{})}
-	s.listen.s = s
-	s.mrtr.s = s
+	s.mrtr.init(s)
 	return s
 }
 
@@ -325,7 +324,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 			s.tools.prefetch(ctx, conn, []byte("{}"))
 		}
 	}
-	s.listen.resubscribe(conn)
+	s.resubscribe(conn)
 	s.setState(true, []string{ModernVersion}, "")
 	s.h.log.Info().Msg("MCP server ready (legacy child, translated for 2026-07-28 clients)")
 }
@@ -448,11 +447,10 @@ func (s *sharedChild) pending() int {
 // originating client request"). A legacy child's change notifications feed
 // the bridge's own listen streams; anything else is dropped.
 func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
-	if id := translate.CompletedElicitation(m); id != "" {
-		s.urls.Complete(id) // 2026-07-28 has no such notification: it ends a wait
+	if s.urls.Record(m) { // 2026-07-28 has no such notification: it ends a wait
 		return
 	}
-	if s.erasKnown() && !s.eras.modern && s.listen.deliver(m) {
+	if s.erasKnown() && !s.eras.modern && s.listen.Deliver(m) {
 		return
 	}
 	c.log.Debug().Str("method", m.Method).Msg("child notification with no modern request to carry it; dropped")

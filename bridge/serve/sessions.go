@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
@@ -52,7 +53,7 @@ type session struct {
 
 	// tr is set when the child speaks only 2026-07-28: the session is
 	// translated onto the shared modern child (see session_translate.go).
-	tr *translation
+	tr *legacysession.Session
 	sc *sharedChild // the modern child a translated session rides on
 
 	replay *replayLog // nil: resumability disabled
@@ -492,7 +493,7 @@ func (s *session) notify(m *wire.Message) {
 		if s.child().take(cl.childID) != nil {
 			s.settled(cl, true)
 			cl.sink.end()
-		} else if s.tr != nil && s.tr.dropRound(cl.origID) {
+		} else if s.tr != nil && s.tr.DropOwner(string(cl.origID)) {
 			// The child answered already (with an input round) and the bridge
 			// is waiting for the client's input: nothing runs at the
 			// child to cancel, so only the round and the call end here.
@@ -591,7 +592,7 @@ func (s *session) end(reason string) {
 	// streams close.
 	msg := "mcp-bridge: session ended: " + reason
 	if s.tr != nil {
-		s.tr.stop(s)
+		s.tr.Close()
 	}
 	for _, cl := range pend {
 		// Cancelled toward the child even when the child is the session's

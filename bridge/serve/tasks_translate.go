@@ -187,19 +187,6 @@ func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wir
 	return true
 }
 
-// taskEnvelope is the _meta envelope for a legacy session's request m: a
-// task-augmented tools/call declares the Tasks extension, so that the
-// modern child may answer with a task.
-func (tr *translation) taskEnvelope(m *wire.Message) []byte {
-	if m.Method != "tools/call" || !translate.IsAugmented(m) {
-		return tr.envelope()
-	}
-	tr.mu.Lock()
-	level := tr.level
-	tr.mu.Unlock()
-	return translate.EnvelopeFields(translate.Modern, translate.CapsWithTasks(tr.caps), tr.clientInfo, level)
-}
-
 // tasksAcrossEras answers the legacy session's tasks requests whose
 // SEP-2663 counterpart differs in shape; false for the others (tasks/get
 // is forwarded and its result reshaped by taskAcrossEras).
@@ -219,7 +206,7 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 		writeError(w, http.StatusOK, id, wire.CodeInvalidParams, errTaskNotFound, nil)
 		return true
 	}
-	params := taskParams(conn.childTaskID(m.TaskID), s.tr.envelope())
+	params := taskParams(conn.childTaskID(m.TaskID), s.tr.EnvelopeFields(nil))
 	ctx := r.Context()
 	if m.Method == "tasks/cancel" {
 		// 2025-11-25 answers with the task; SEP-2663 with an ack, so the

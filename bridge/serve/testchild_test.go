@@ -30,7 +30,10 @@ const testChildEnv = "SERVE_TEST_CHILD"
 //     arguments.order is "ts", else id first as Go and Python SDKs do, or
 //     (order "hidden") with the id between two halves of the result;
 //   - big-ask: asks the client roots/list with params of arguments.size
-//     bytes and returns what it was answered.
+//     bytes and returns what it was answered;
+//   - ask-progress: asks roots/list, and once answered reports progress
+//     under the call's progress token (the first round's: a 2025 server
+//     knows no other) before it returns the answer.
 func testChild(extraEnv ...string) func() *exec.Cmd {
 	return func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -60,15 +63,17 @@ func runTestChild() int {
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": s}}}})
 	}
+	type waiter struct {
+		call     json.RawMessage
+		cache    bool
+		progress json.RawMessage // report progress under it before answering
+	}
 	var (
 		rootsCap bool
 		cached   string
 		asks     int
 		held     []json.RawMessage
-		waiting  = map[string]struct {
-			call  json.RawMessage
-			cache bool
-		}{}
+		waiting  = map[string]waiter{}
 	)
 	for in.Scan() {
 		var m struct {
@@ -105,6 +110,10 @@ func runTestChild() int {
 			if w.cache && m.Error == nil {
 				cached = answer
 			}
+			if w.progress != nil {
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+					"progressToken": w.progress, "progress": 1}})
+			}
 			text(w.call, answer)
 			continue
 		}
@@ -125,7 +134,7 @@ func runTestChild() int {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
 		case "tools/list":
 			var tools []any
-			for _, n := range []string{"env", "get-roots", "ask-roots", "progress-wait", "hold", "release", "big", "big-ask"} {
+			for _, n := range []string{"env", "get-roots", "ask-roots", "progress-wait", "hold", "release", "big", "big-ask", "ask-progress"} {
 				tools = append(tools, map[string]any{"name": n, "inputSchema": map[string]any{"type": "object"}})
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": tools}})
@@ -150,10 +159,7 @@ func runTestChild() int {
 				}
 				out.Flush()
 			case "big-ask":
-				waiting[`"big-ask"`] = struct {
-					call  json.RawMessage
-					cache bool
-				}{m.ID, false}
+				waiting[`"big-ask"`] = waiter{call: m.ID}
 				send(map[string]any{"jsonrpc": "2.0", "id": "big-ask", "method": "roots/list",
 					"params": map[string]any{"pad": strings.Repeat("x", m.Params.Arguments.Size)}})
 			case "release":
@@ -161,6 +167,11 @@ func runTestChild() int {
 					text(id, "released")
 				}
 				held = nil
+			case "ask-progress":
+				asks++
+				id := fmt.Sprintf(`"roots-%d"`, asks)
+				waiting[id] = waiter{call: m.ID, progress: m.Params.Meta.ProgressToken}
+				send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "roots/list"})
 			case "get-roots", "ask-roots":
 				cache := m.Params.Name == "get-roots"
 				switch {
@@ -171,10 +182,7 @@ func runTestChild() int {
 				default:
 					asks++
 					id := fmt.Sprintf(`"roots-%d"`, asks)
-					waiting[id] = struct {
-						call  json.RawMessage
-						cache bool
-					}{m.ID, cache}
+					waiting[id] = waiter{call: m.ID, cache: cache}
 					send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "roots/list"})
 				}
 			default:

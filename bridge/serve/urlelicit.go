@@ -2,7 +2,6 @@ package serve
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -11,13 +10,8 @@ import (
 // URL-mode elicitation for 2026-07-28 clients of a legacy child: the
 // mapping is translate's (urlelicit.go); serve only hooks it into the
 // call's final response, the retry, and the child's unrouted
-// notifications. A URL round keeps nothing in the bridge: the retry
+// notifications (translate.Completions.Record). A URL round keeps nothing in the bridge: the retry
 // carries the request and the elicitation ids.
-
-// urlWait bounds how long the retry of a URL round waits for the child's
-// notifications/elicitation/complete before it goes to the child anyway
-// (which then answers -32042 again, or the result). A variable for tests.
-var urlWait = time.Minute
 
 // urlOnFinal returns the onFinal hook of a modern client's call to a
 // legacy child: a URLElicitationRequiredError (-32042, which a 2026-07-28
@@ -53,7 +47,7 @@ func (h *Handler) urlRetry(w http.ResponseWriter, r *http.Request, m *wire.Messa
 		writeError(w, http.StatusOK, m.IDBytes(), wire.CodeInternalError, translate.URLDeclined, nil)
 		return nil, true
 	}
-	if !sc.urls.Wait(r.Context(), rr.IDs, urlWait) {
+	if !sc.urls.Wait(r.Context(), rr.IDs, translate.URLWait) {
 		if r.Context().Err() != nil {
 			return nil, true // the client left
 		}

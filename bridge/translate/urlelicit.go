@@ -220,6 +220,23 @@ func CompletedElicitation(m *wire.Message) string {
 	return id
 }
 
+// Record records m when it is a notifications/elicitation/complete, and
+// reports whether it was one: 2026-07-28 has no such notification, so the
+// face does not pass it on; it ends a Wait.
+func (c *Completions) Record(m *wire.Message) bool {
+	id := CompletedElicitation(m)
+	if id == "" {
+		return false
+	}
+	c.Complete(id)
+	return true
+}
+
+// URLWait bounds how long the retry of a URL round waits for the legacy
+// peer's notifications/elicitation/complete before it goes to the peer
+// anyway (which then answers -32042 again, or the result).
+const URLWait = time.Minute
+
 // maxCompletions bounds the completed elicitation ids a Completions keeps.
 const maxCompletions = 256
 

@@ -159,6 +159,13 @@ func TestCompletions(t *testing.T) {
 	if CompletedElicitation(parse(t, `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"x"}}`)) != "x" {
 		t.Error("CompletedElicitation")
 	}
+	if !c.Record(parse(t, `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"y"}}`)) ||
+		!c.Wait(context.Background(), []string{"y"}, time.Minute) {
+		t.Error("Record did not complete y")
+	}
+	if c.Record(parse(t, `{"jsonrpc":"2.0","method":"notifications/message","params":{"elicitationId":"z"}}`)) {
+		t.Error("Record took a notifications/message")
+	}
 	for i := range maxCompletions + 10 {
 		c.Complete(string(rune('A' + i)))
 	}

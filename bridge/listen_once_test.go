@@ -1,0 +1,104 @@
+package bridge
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestListenServedOnce keeps the listen streams of a 2026-07-28 front on a
+// legacy back in one place, translate.ListenHub: it acknowledges a
+// subscriptions/listen and tags each notification it delivers with the
+// listener's subscription id. serve (listen.go) and connect
+// (modernhost_listen.go) had a copy each. In their non-test code it finds
+// what only a copy would need:
+//
+//   - "notifications/subscriptions/acknowledged" other than in a
+//     comparison (a face may recognise the modern back's acknowledgement,
+//     not build one);
+//   - the subscription id key (wire.MetaSubscriptionID, or the literal)
+//     other than as an argument of wire.Field or wire.WithoutFields (a
+//     face may read or strip it, not tag a notification with it).
+func TestListenServedOnce(t *testing.T) {
+	const ack = "notifications/subscriptions/acknowledged"
+	const subID = "io.modelcontextprotocol/subscriptionId"
+	isWire := func(e ast.Expr, names ...string) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := s.X.(*ast.Ident)
+		if !ok || x.Name != "wire" {
+			return false
+		}
+		for _, n := range names {
+			if s.Sel.Name == n {
+				return true
+			}
+		}
+		return false
+	}
+	for _, dir := range []string{"serve", "connect"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in %s: %v", dir, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, src, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			allowed := map[ast.Node]bool{}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.BinaryExpr:
+					if n.Op == token.EQL || n.Op == token.NEQ {
+						allowed[n.X], allowed[n.Y] = true, true
+					}
+				case *ast.CaseClause:
+					for _, e := range n.List {
+						allowed[e] = true
+					}
+				case *ast.CallExpr:
+					if isWire(n.Fun, "Field", "WithoutFields") {
+						for _, a := range n.Args {
+							allowed[a] = true
+						}
+					}
+				}
+				return true
+			})
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.BasicLit:
+					if n.Kind != token.STRING || allowed[n] {
+						return true
+					}
+					switch {
+					case strings.Contains(n.Value, ack):
+						t.Errorf("%s: builds a listen acknowledgement: translate.ListenHub does", fset.Position(n.Pos()))
+					case strings.Contains(n.Value, subID):
+						t.Errorf("%s: tags a message with a subscription id: translate.ListenHub does", fset.Position(n.Pos()))
+					}
+				case *ast.SelectorExpr:
+					if isWire(n, "MetaSubscriptionID") && !allowed[n] {
+						t.Errorf("%s: tags a message with a subscription id: translate.ListenHub does", fset.Position(n.Pos()))
+					}
+				}
+				return true
+			})
+		}
+	}
+}
