@@ -163,7 +163,8 @@ fuzz ./bridge/wire FuzzRewriteTaskIDs
 fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/translate FuzzURLElicitations
 fuzz ./bridge/translate FuzzTaskShapes
-fuzz ./bridge/serve FuzzOwnListenTasks
+fuzz ./bridge/translate/tasks FuzzOwnListen
+fuzz ./bridge/serve FuzzEntryEvents
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata

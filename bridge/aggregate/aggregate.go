@@ -36,6 +36,23 @@ type Server struct {
 	// (what it writes) and a function that closes both and waits for the
 	// server to end. ctx ends with the session.
 	Dial func(ctx context.Context) (stdout io.ReadCloser, stdin io.WriteCloser, closeWait func() error, err error)
+	// Open, if set, is used instead of Dial: it connects to a server run
+	// in the same process message by message (bridge/gateway's routes,
+	// serve.Handler.Open), with no stream to frame or pipe to copy
+	// through. ctx ends with the session.
+	Open func(ctx context.Context) (Conn, error)
+}
+
+// A Conn is a server reached in-process (Server.Open). Send and Recv carry
+// one JSON-RPC message each, without a newline; Send does not wait for an
+// answer, and Recv gives each message the server sent, in order, then
+// io.EOF once it has ended. Every message Recv gives has been checked
+// whole (wire.Valid) by the Conn. Close ends the connection, makes Recv
+// return, and waits for the Conn's own work.
+type Conn interface {
+	Send(msg []byte) error
+	Recv() ([]byte, error)
+	Close() error
 }
 
 // Config configures an Aggregator. The zero value of every field but
@@ -156,7 +173,7 @@ func checkServers(servers []Server) error {
 			return ErrNoName
 		case seen[s.Name]:
 			return fmt.Errorf("%w: %q", ErrDuplicateName, s.Name)
-		case s.Dial == nil:
+		case s.Dial == nil && s.Open == nil:
 			return fmt.Errorf("%w: %q", ErrNoDial, s.Name)
 		}
 		seen[s.Name] = true

@@ -62,7 +62,9 @@
 // Messages are read with bridge/wire and forwarded byte for byte, with only
 // the spans that must change (an id, a name, a URI, a progress token)
 // spliced; a downstream's line must also pass wire.Valid, since its
-// garbage would otherwise reach a client decoder shared by every server.
+// garbage would otherwise reach a client decoder shared by every server
+// (a server reached in-process, Server.Open, hands over messages its
+// Conn has checked so: each is parsed once on its way, in each direction).
 // One goroutine reads each stream and never blocks on a downstream's input
 // (what it sends there goes through a bounded queue), writes go through a
 // lineio.Writer per stream, every table has a bound, and Run joins every

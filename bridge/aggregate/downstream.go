@@ -27,8 +27,9 @@ type downstream struct {
 	idx      int  // its place in Config.Servers
 	log      zerolog.Logger
 
-	out       io.ReadCloser // its stdout
+	out       io.ReadCloser // its stdout; nil for a Conn
 	in        io.WriteCloser
+	conn      Conn // Server.Open's; nil for Dial's streams
 	inOnce    sync.Once
 	closeWait func() error
 	w         *lineio.Writer // to its stdin
@@ -59,7 +60,7 @@ type downstream struct {
 	mu      sync.Mutex
 	err     error // why it is gone
 	nextID  int64 // ids and progress tokens minted for it
-	pending map[int64]chan []byte
+	pending map[int64]chan *wire.Message
 	tokens  map[int64][]byte // our progress token -> the client's
 	relayed map[string]int64 // its id of a relayed request -> ours
 }
@@ -106,20 +107,26 @@ func readCapabilities(m *wire.Message) capabilities {
 // from then on.
 func (s *session) dial(i int) (*downstream, error) {
 	srv := s.server(i)
-	out, in, closeWait, err := srv.Dial(s.ctx)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
-	}
 	d := &downstream{
 		s: s, name: srv.Name, noPrefix: srv.NoPrefix, idx: i,
-		log: s.log.With().Str("server", srv.Name).Logger(),
-		out: out, in: in, closeWait: closeWait,
-		w:       lineio.NewWriter(in),
+		log:     s.log.With().Str("server", srv.Name).Logger(),
 		queue:   make(chan []byte, maxQueued),
 		gone:    make(chan struct{}),
-		pending: map[int64]chan []byte{},
+		pending: map[int64]chan *wire.Message{},
 		tokens:  map[int64][]byte{},
 		relayed: map[string]int64{},
+	}
+	var err error
+	if srv.Open != nil {
+		d.conn, err = srv.Open(s.ctx)
+	} else {
+		d.out, d.in, d.closeWait, err = srv.Dial(s.ctx)
+		if err == nil {
+			d.w = lineio.NewWriter(d.in)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: starting %q: %w", srv.Name, err)
 	}
 	s.mu.Lock()
 	closing := s.closing
@@ -160,7 +167,13 @@ func (d *downstream) writeLoop() {
 // and the close of a session may each ask), which tells a stdio server to
 // exit and fails a write blocked on it.
 func (d *downstream) closeInput() {
-	d.inOnce.Do(func() { d.in.Close() })
+	d.inOnce.Do(func() {
+		if d.conn != nil {
+			d.conn.Close()
+			return
+		}
+		d.in.Close()
+	})
 }
 
 // close closes the server's streams and waits for it.
@@ -171,16 +184,25 @@ func (d *downstream) close() {
 			d.log.Debug().Err(err).Msg("aggregate: server ended")
 		}
 	}
-	d.out.Close()
+	if d.out != nil {
+		d.out.Close()
+	}
 }
 
 // write sends a message to the server; a failure means the server is
 // going, which its reader reports.
 func (d *downstream) write(msg []byte) error {
+	if d.conn != nil {
+		return d.conn.Send(msg)
+	}
 	return d.w.Write(msg)
 }
 
 func (d *downstream) read() {
+	if d.conn != nil {
+		d.readConn()
+		return
+	}
 	rd := lineio.NewReader(d.out, d.s.cfg.MaxMessageSize)
 	var err error
 	for {
@@ -199,6 +221,30 @@ func (d *downstream) read() {
 		err = io.ErrUnexpectedEOF // a server does not end its output on its own
 	}
 	d.die(err)
+}
+
+// readConn is read for a server reached in-process: its messages come
+// whole and checked (Conn), so each is parsed here once and nothing else.
+func (d *downstream) readConn() {
+	limit := d.s.cfg.MaxMessageSize
+	if limit <= 0 {
+		limit = lineio.DefaultMaxLineSize
+	}
+	for {
+		msg, err := d.conn.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF // a server does not end on its own
+			}
+			d.die(err)
+			return
+		}
+		if len(msg) > limit { // the bound a line of Dial's streams has
+			d.s.warn.Warn(d.log, "server-too-long").Int("bytes", len(msg)).Msg("aggregate: skipped an over-long message from a server")
+			continue
+		}
+		d.fromServerChecked(msg)
+	}
 }
 
 // isGone reports whether the server has ended.
@@ -239,11 +285,16 @@ func (d *downstream) die(err error) {
 // scan of each message, the price of one server's garbage staying its
 // own.
 func (d *downstream) fromServer(line []byte) {
-	var m wire.Message
 	if !wire.Valid(line) {
 		d.s.warn.Warn(d.log, "server-unparsable").Msg("aggregate: dropped a line from a server that is not JSON")
 		return
 	}
+	d.fromServerChecked(line)
+}
+
+// fromServerChecked is fromServer for a line known to be JSON.
+func (d *downstream) fromServerChecked(line []byte) {
+	var m wire.Message
 	if err := wire.Parse(line, &m); err != nil {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
@@ -302,7 +353,7 @@ func (d *downstream) open() {
 // the answer is dropped, so it cannot reach the client.
 func (d *downstream) response(m *wire.Message) {
 	id, ok := wire.ParseIntID(m.IDBytes())
-	var ch chan []byte
+	var ch chan *wire.Message
 	if ok {
 		d.mu.Lock()
 		ch = d.pending[id]
@@ -314,7 +365,11 @@ func (d *downstream) response(m *wire.Message) {
 			Msg("aggregate: dropped an answer from a server to no request of ours")
 		return
 	}
-	ch <- bytes.Clone(m.Raw) // buffered, and sent to once
+	// Its spans hold for a copy of its bytes: the caller gets the
+	// message parsed, not parsed again (the reader's line is reused).
+	a := *m
+	a.Raw = bytes.Clone(m.Raw)
+	ch <- &a // buffered, and sent to once
 }
 
 // call sends the request build makes around a fresh id and waits for the
@@ -323,7 +378,7 @@ func (d *downstream) response(m *wire.Message) {
 // for the server, which the server's progress notifications are mapped
 // back from.
 func (d *downstream) call(ctx context.Context, method string, token []byte, build func(id, token []byte) []byte) (*wire.Message, error) {
-	ch := make(chan []byte, 1)
+	ch := make(chan *wire.Message, 1)
 	d.mu.Lock()
 	if d.err != nil || d.isGone() {
 		d.mu.Unlock()
@@ -354,12 +409,12 @@ func (d *downstream) call(ctx context.Context, method string, token []byte, buil
 		return nil, fmt.Errorf("%w: %q (%w)", ErrServerGone, d.name, err)
 	}
 	select {
-	case raw := <-ch:
-		return parsed(raw), nil
+	case r := <-ch:
+		return r, nil
 	case <-d.gone:
 		select {
-		case raw := <-ch: // answered just before it ended
-			return parsed(raw), nil
+		case r := <-ch: // answered just before it ended
+			return r, nil
 		default:
 			return nil, d.goneErr()
 		}
@@ -372,13 +427,6 @@ func (d *downstream) call(ctx context.Context, method string, token []byte, buil
 		}
 		return nil, ctx.Err()
 	}
-}
-
-// parsed parses an answer the reader has parsed already.
-func parsed(raw []byte) *wire.Message {
-	m := new(wire.Message)
-	wire.Parse(raw, m)
-	return m
 }
 
 // request handles a request from the server to the client.

@@ -85,7 +85,7 @@ func (g *Guard) Admit(w http.ResponseWriter, r *http.Request) (_ *http.Request, 
 	if g.auth != nil {
 		subject, err := g.auth.Authenticate(w, r)
 		if err == nil {
-			return WithPrincipal(r, oauthPrincipal(subject)), 0, ""
+			return WithPrincipal(r, OAuthPrincipal(subject)), 0, ""
 		}
 		status := http.StatusUnauthorized
 		var se interface{ HTTPStatus() int }

@@ -39,9 +39,10 @@ func tokenPrincipal(sum [32]byte, name string) Principal {
 	return Principal{"token:" + hex.EncodeToString(sum[:]), name}
 }
 
-// oauthPrincipal names the subject an Authenticator vouched for. The
-// name is cut to a printable 128 bytes: it comes from a token.
-func oauthPrincipal(subject string) Principal {
+// OAuthPrincipal names the subject an Authenticator vouched for (Admit,
+// or serve for a caller another front verified). The name is cut to a
+// printable 128 bytes: it comes from a token.
+func OAuthPrincipal(subject string) Principal {
 	name := strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return '?'

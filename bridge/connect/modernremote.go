@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -43,7 +44,7 @@ func (b *Bridge) headersFor(m *wire.Message) http.Header {
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding
-	support  map[string]string // a legacy remote's tools' execution.taskSupport (tasks_eras.go)
+	support  tasks.ToolSupport // a legacy remote's tools' execution.taskSupport (tasks_eras.go)
 }
 
 // paramHeaders adds the Mcp-Param-* headers a tools/call needs

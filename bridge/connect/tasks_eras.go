@@ -6,29 +6,17 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // Tasks across eras (issue #24): a 2025-11-25 host on a 2026-07-28 remote
-// (legacyHost) and a 2026-07-28 host on a 2025 remote (modernHost). The
-// mapping is bridge/translate's (tasks.go), the same serve uses; this file
-// is connect's adapter: which request takes which path, and the requests
-// the bridge makes of the remote where one era's step is two of the
-// other's (a SEP-2663 tasks/get of a finished task is a legacy tasks/get
-// plus tasks/result; a legacy tasks/cancel answers with the task, SEP-2663's
-// with an ack; a legacy tasks/result waits for the task, SEP-2663 polls).
-
-// withResult returns fm with its result replaced by result (nil: fm).
-func withResult(fm *wire.Message, result []byte) *wire.Message {
-	if result == nil {
-		return fm
-	}
-	var nm wire.Message
-	if wire.Parse(wire.Splice(fm.Raw, wire.Edit{Span: fm.Result, Value: result}), &nm) != nil {
-		return fm
-	}
-	return &nm
-}
+// (legacyHost) and a 2026-07-28 host on a 2025 remote (modernHost). Which
+// request takes which path, and the requests the bridge makes of the
+// remote where one era's step is two of the other's, are
+// bridge/translate/tasks', the same serve uses; this file is connect's
+// adapter: a Front answering the host (one host, so no task table: the
+// remote answers for every task), and a Back per remote era.
 
 // resultField returns a top-level member of a response's result.
 func resultField(resp []byte, key string) []byte {
@@ -43,25 +31,29 @@ func resultField(resp []byte, key string) []byte {
 	return m.Bytes(sp)
 }
 
+// taskFront is the host's request p as tasks.Front.
+type taskFront struct {
+	b *Bridge
+	p *pending
+}
+
+func (f taskFront) Owns(string) tasks.Ownership { return tasks.Unchecked }
+func (f taskFront) Answer(raw []byte)           { f.b.writeFinal(f.p, raw) }
+func (f taskFront) Relay(resp *wire.Message)    { f.b.writeFinal(f.p, f.b.hostID(f.p, resp.Raw)) }
+func (f taskFront) Fail(err error)              { f.b.answerError(f.p, err) }
+
+// pollWait waits d between two polls of a task, or until ctx ends.
+func pollWait(ctx context.Context, d time.Duration) error {
+	if !tasks.Sleep(ctx, d, nil) {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // taskShape gives the remote's (2026-07-28) response to a legacy host's
-// request of method the host's era: a task as 2025-11-25 writes it, and
-// tools a legacy host may call as tasks.
+// request of method the host's era (tasks.ResultToLegacy).
 func (h *legacyHost) taskShape(method string, fm *wire.Message) *wire.Message {
-	if !fm.Result.Present() {
-		return fm
-	}
-	var out []byte
-	switch method {
-	case "tools/call":
-		out, _ = translate.CreateTaskToLegacy(fm.Bytes(fm.Result))
-	case "tasks/get":
-		out, _ = translate.TaskToLegacy(fm.Bytes(fm.Result))
-	case "tools/list":
-		if h.s.OffersTasks() {
-			out = translate.ToolsWithTaskSupport(fm.Bytes(fm.Result))
-		}
-	}
-	return withResult(fm, out)
+	return tasks.ResultToLegacy(method, fm, method == "tools/list" && h.s.OffersTasks())
 }
 
 // roundTrip sends a request of the bridge's own to the modern remote, in
@@ -95,89 +87,30 @@ func (h *legacyHost) roundTrip(ctx context.Context, method string, params []byte
 	return &out, nil
 }
 
-// task answers the legacy host's tasks requests whose SEP-2663 counterpart
-// differs in shape; false for the others (tasks/get is forwarded, and its
-// result reshaped by taskShape).
-func (h *legacyHost) task(ctx context.Context, p *pending, m *wire.Message) bool {
-	b := h.b
-	switch m.Method {
-	case "tasks/list":
-		// The extension has none; the host was offered no tasks.list.
-		b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeMethodNotFound, "Method not found", nil))
-		return true
-	case "tasks/cancel", "tasks/result":
-	default:
-		return false
+// legacyTaskBack is the modern remote of a legacy host as tasks.Back.
+type legacyTaskBack struct{ h *legacyHost }
+
+func (t legacyTaskBack) Begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := t.h.ensureDiscovered(ctx); err != nil {
+		return ctx, nil, err
 	}
-	if err := h.ensureDiscovered(ctx); err != nil {
-		b.answerError(p, err)
-		return true
-	}
-	ctx, cancel := b.requestCtx(ctx)
-	defer cancel()
-	params := wire.AppendString([]byte(`{"taskId":`), m.TaskID)
-	params = append(params, '}')
-	if m.Method == "tasks/cancel" {
-		// 2025-11-25 answers with the task; SEP-2663 with an ack, so the
-		// task is read back.
-		resp, err := h.roundTrip(ctx, "tasks/cancel", params)
-		if err == nil && resp.Result.Present() {
-			resp, err = h.roundTrip(ctx, "tasks/get", params)
-		}
-		h.answerTask(p, resp, err, true)
-		return true
-	}
-	// tasks/result "MUST block the response until the task reaches a
-	// terminal status": the bridge polls.
-	for {
-		resp, err := h.roundTrip(ctx, "tasks/get", params)
-		if err != nil || !resp.Result.Present() {
-			h.answerTask(p, resp, err, false)
-			return true
-		}
-		res := resp.Bytes(resp.Result)
-		if result, errObj, done := translate.Outcome(res, m.TaskID); done {
-			if errObj != nil {
-				// The underlying call's JSON-RPC error, as is.
-				b.writeFinal(p, append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), p.id...), `,"error":`...), errObj...), '}'))
-			} else {
-				b.writeFinal(p, wire.ResultResponse(p.id, result))
-			}
-			return true
-		}
-		if translate.TaskStatus(res) == "input_required" {
-			h.roundTrip(ctx, "tasks/cancel", params)
-			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInternalError, translate.ErrInputAcrossEras, nil))
-			return true
-		}
-		t := time.NewTimer(translate.PollInterval(resp))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			b.answerError(p, ctx.Err())
-			return true
-		}
-	}
+	ctx, cancel := t.h.b.requestCtx(ctx)
+	return ctx, cancel, nil
 }
 
-// answerTask answers p with the remote's tasks response: its error as is,
-// or its task in 2025-11-25 form (asTask).
-func (h *legacyHost) answerTask(p *pending, resp *wire.Message, err error, asTask bool) {
-	b := h.b
-	switch {
-	case err != nil:
-		b.answerError(p, err)
-	case !resp.Result.Present() || !asTask:
-		b.writeFinal(p, b.hostID(p, resp.Raw))
-	default:
-		out, ok := translate.TaskToLegacy(resp.Bytes(resp.Result))
-		if !ok {
-			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInternalError, "mcp-bridge: the remote's answer is no task", nil))
-			return
-		}
-		b.writeFinal(p, wire.ResultResponse(p.id, out))
+func (t legacyTaskBack) Request(ctx context.Context, method, taskID string) (*wire.Message, error) {
+	return t.h.roundTrip(ctx, method, tasks.Params(taskID, nil))
+}
+
+func (legacyTaskBack) Wait(ctx context.Context, d time.Duration) error { return pollWait(ctx, d) }
+
+// task answers the legacy host's tasks requests whose SEP-2663 counterpart
+// differs in shape; false for the others (tasks.LegacyOverModern).
+func (h *legacyHost) task(ctx context.Context, p *pending, m *wire.Message) bool {
+	if !tasks.LegacyIntercepts(m.Method) {
+		return false
 	}
+	return tasks.LegacyOverModern(ctx, taskFront{h.b, p}, legacyTaskBack{h}, m, p.id)
 }
 
 // remoteOffersTasks reports whether the legacy remote's InitializeResult
@@ -189,149 +122,65 @@ func (h *modernHost) remoteOffersTasks() bool {
 	return translate.LegacyServerTasks(resultField(init, "capabilities"))
 }
 
-// augment prepares a 2026-07-28 host's tools/call for the legacy remote: a
-// `task` member the host sent is dropped (SEP-2663: servers "MUST ignore
-// it"), and the bridge adds one when the host declared the extension and
-// the tool may run as a task (translate.Augment).
-func (h *modernHost) augment(m *wire.Message) *wire.Message {
-	if m.Method != "tools/call" {
-		return m
+// TaskSupport is the legacy remote's execution.taskSupport of tool, ""
+// when the remote offers no tasks (tasks.Tools).
+func (h *modernHost) TaskSupport(tool string) string {
+	support := h.b.tools.support.Of(tool)
+	if support == "" || !h.remoteOffersTasks() {
+		return ""
 	}
-	return translate.AugmentCall(m, h.remoteOffersTasks() && translate.Augment(translate.ClientDeclaresTasks(m), h.b.tools.taskSupport(m.Name)))
+	return support
 }
+
+// augment prepares a 2026-07-28 host's tools/call for the legacy remote
+// (tasks.AugmentCall).
+func (h *modernHost) augment(m *wire.Message) *wire.Message { return tasks.AugmentCall(m, h) }
 
 // taskShape gives the legacy remote's response to a modern host's request
-// of method the host's era (a CreateTaskResult as SEP-2663 writes it), and
-// learns the tools' taskSupport from tools/list.
+// of method the host's era (tasks.ResultToModern), and learns the tools'
+// taskSupport from tools/list.
 func (h *modernHost) taskShape(method string, fm *wire.Message) *wire.Message {
-	if !fm.Result.Present() {
-		return fm
+	if method == "tools/list" && fm.Result.Present() {
+		h.b.tools.support.NoteList(fm)
 	}
-	switch method {
-	case "tools/list":
-		h.b.tools.noteTaskSupport(fm)
-	case "tools/call":
-		out, _ := translate.CreateTaskToModern(fm.Bytes(fm.Result))
-		return withResult(fm, out)
-	}
-	return fm
+	return tasks.ResultToModern(method, fm)
 }
+
+// modernTaskBack is the legacy remote of a modern host as tasks.Back,
+// for request m.
+type modernTaskBack struct {
+	h *modernHost
+	m *wire.Message
+}
+
+func (t modernTaskBack) Begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := t.h.ensureSession(ctx, t.m); err != nil {
+		return ctx, nil, err
+	}
+	ctx, cancel := t.h.b.requestCtx(ctx)
+	return ctx, cancel, nil
+}
+
+func (t modernTaskBack) Request(ctx context.Context, method, taskID string) (*wire.Message, error) {
+	var rm wire.Message
+	if err := wire.Parse(wire.Request(t.h.b.mintID("task"), method, tasks.Params(taskID, nil)), &rm); err != nil {
+		return nil, err
+	}
+	return t.h.roundTrip(ctx, &rm)
+}
+
+func (modernTaskBack) Wait(ctx context.Context, d time.Duration) error { return pollWait(ctx, d) }
 
 // task answers a 2026-07-28 host's tasks request for a task on the legacy
-// remote; false for a request that is no tasks request.
+// remote; false for a request that is no tasks request
+// (tasks.ModernOverLegacy).
 func (h *modernHost) task(ctx context.Context, p *pending, m *wire.Message) bool {
-	b := h.b
-	switch m.Method {
-	case "tools/call":
-		if h.remoteOffersTasks() && translate.NeedsTasks(translate.ClientDeclaresTasks(m), b.tools.taskSupport(m.Name)) {
-			b.writeFinal(p, translate.MissingTasks(p.id))
-			return true
-		}
-		return false
-	case "tasks/result", "tasks/list":
-		// SEP-2663: "tasks/result is removed; clients calling it MUST
-		// receive -32601"; there is no tasks/list.
-		b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeMethodNotFound, "Method not found", nil))
-		return true
-	case "tasks/get", "tasks/cancel", "tasks/update":
-	default:
-		return false
-	}
-	if err := h.ensureSession(ctx, m); err != nil {
-		b.answerError(p, err)
+	if refusal := tasks.RefuseCall(m, h, p.id); refusal != nil {
+		h.b.writeFinal(p, refusal)
 		return true
 	}
-	ctx, cancel := b.requestCtx(ctx)
-	defer cancel()
-	params := append(wire.AppendString([]byte(`{"taskId":`), m.TaskID), '}')
-	ask := func(method string) (*wire.Message, error) {
-		var rm wire.Message
-		if err := wire.Parse(wire.Request(b.mintID("task"), method, params), &rm); err != nil {
-			return nil, err
-		}
-		return h.roundTrip(ctx, &rm)
+	if !tasks.ModernIntercepts(m.Method) {
+		return false
 	}
-	switch m.Method {
-	case "tasks/update", "tasks/cancel":
-		// tasks/update: the bridge never reports input_required to a
-		// modern host (translate.TaskToModern): nothing is outstanding,
-		// and "A server SHOULD ignore any inputResponses responses mapped
-		// to a key that is not currently outstanding". The task must
-		// exist, though: the remote is asked tasks/get. tasks/cancel is
-		// the remote's own; either answers the host with an ack.
-		method := "tasks/get"
-		if m.Method == "tasks/cancel" {
-			method = "tasks/cancel"
-		}
-		resp, err := ask(method)
-		switch {
-		case err != nil:
-			b.answerError(p, err)
-		case !resp.Result.Present():
-			b.writeFinal(p, b.hostID(p, resp.Raw))
-		default:
-			b.writeFinal(p, wire.ResultResponse(p.id, translate.Ack))
-		}
-	case "tasks/get":
-		resp, err := ask("tasks/get")
-		if err != nil {
-			b.answerError(p, err)
-			return true
-		}
-		if !resp.Result.Present() {
-			b.writeFinal(p, b.hostID(p, resp.Raw))
-			return true
-		}
-		status := translate.TaskStatus(resp.Bytes(resp.Result))
-		var final *wire.Message
-		switch {
-		case translate.NeedsFinal(status):
-			final, _ = ask("tasks/result") // terminal: answers at once
-		case status == "input_required":
-			ask("tasks/cancel") // reported failed (translate.ErrInputAcrossEras)
-		}
-		out, ok := translate.TaskToModern(resp.Bytes(resp.Result), final)
-		if !ok {
-			b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInternalError, "mcp-bridge: the remote's tasks/get result is no task", nil))
-			return true
-		}
-		b.writeFinal(p, wire.ResultResponse(p.id, out))
-	}
-	return true
-}
-
-// noteTaskSupport records the execution.taskSupport of the tools of a
-// legacy remote's tools/list result.
-func (t *toolCache) noteTaskSupport(m *wire.Message) {
-	tools, ok := wire.Field(m.Raw, m.Result, "tools")
-	if !ok {
-		return
-	}
-	elems, err := wire.Elements(m.Raw, tools)
-	if err != nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.support == nil {
-		t.support = map[string]string{}
-	}
-	for _, e := range elems {
-		name, _ := wire.StringField(m.Raw, e, "name")
-		if s := translate.ToolTaskSupport(m.Raw, e); s != "" && len(t.support) < maxTaskTools {
-			t.support[name] = s
-		} else {
-			delete(t.support, name)
-		}
-	}
-}
-
-// maxTaskTools bounds the tools whose taskSupport is remembered; a tool
-// past it is called without a task.
-const maxTaskTools = 4096
-
-func (t *toolCache) taskSupport(name string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.support[name]
+	return tasks.ModernOverLegacy(ctx, taskFront{h.b, p}, modernTaskBack{h, m}, m, p.id)
 }

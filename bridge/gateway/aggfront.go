@@ -90,12 +90,8 @@ func (f *aggFront) get(c *caller) (*callerAgg, int) {
 		f.g.log.Warn().Int("callers", len(f.callers)).Msg("aggregate: a new principal would need an aggregate past --max-principals; refused (503)")
 		return nil, http.StatusServiceUnavailable
 	}
-	if c.name != "" {
-		f.g.delegates.mint(c)
-	}
 	h, agg, err := f.spec.handler(f.g, c)
 	if err != nil {
-		f.g.delegates.revoke(c)
 		f.g.log.Error().Err(err).Msg("aggregate: building a caller's aggregate")
 		return nil, http.StatusInternalServerError
 	}
@@ -138,10 +134,10 @@ func (f *aggFront) drop(ca *callerAgg, why string) {
 	f.g.retireCaller(ca, why)
 }
 
-// retireCaller retires a caller's aggregate; its credential stays valid
-// until the Handler has closed, so that its requests in flight finish.
+// retireCaller retires a caller's aggregate: its requests in flight
+// finish first.
 func (g *Gateway) retireCaller(ca *callerAgg, why string) {
-	g.retire(ca.rt, why, func() { g.delegates.revoke(ca.c) })
+	g.retire(ca.rt, why)
 }
 
 // reapCallers retires the callers' aggregates idle for callerIdle, every
@@ -221,7 +217,7 @@ func (f *aggFront) each(fn func(*callerAgg)) {
 }
 
 // close stops taking callers and returns the aggregates it had, for the
-// caller to close or retire (and revoke their credentials after).
+// caller to close or retire.
 func (f *aggFront) close() []*callerAgg {
 	f.mu.Lock()
 	defer f.mu.Unlock()

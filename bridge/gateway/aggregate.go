@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
@@ -25,9 +24,9 @@ type aggSpec struct {
 // newAggregate returns the spec of the aggregated endpoint, or nil when
 // the file does not ask for it. Each caller's "child" is a
 // bridge/aggregate Aggregator run in-process; each downstream is the
-// server's own route reached through DialServer with the caller's
-// credential, so the server's authorization, filters, limits, supervision
-// and era translation apply as for the caller itself. The Aggregator
+// server's own route reached in-process as the caller (openRoute), so
+// the server's authorization, filters, limits, supervision and era
+// translation apply as for the caller itself. The Aggregator
 // speaks the 2025 handshake; serve translates for 2026-07-28 clients.
 func (g *Gateway) newAggregate(file *teamconfig.Config) (*aggSpec, error) {
 	if !file.Bridge.Aggregate {
@@ -57,8 +56,8 @@ func (g *Gateway) newAggregate(file *teamconfig.Config) (*aggSpec, error) {
 	return spec, nil
 }
 
-// servers are the servers of the file c may use, dialed with c's
-// credential.
+// servers are the servers of the file c may use, each reached at its
+// route as c (openRoute).
 func (spec *aggSpec) servers(g *Gateway, c *caller) []aggregate.Server {
 	file := spec.file
 	var servers []aggregate.Server
@@ -69,8 +68,8 @@ func (spec *aggSpec) servers(g *Gateway, c *caller) []aggregate.Server {
 		servers = append(servers, aggregate.Server{
 			Name:     name,
 			NoPrefix: !file.Servers[name].Options.Prefixed(),
-			Dial: func(ctx context.Context) (io.ReadCloser, io.WriteCloser, func() error, error) {
-				return g.DialServer(ctx, name, c.authorization)
+			Open: func(ctx context.Context) (aggregate.Conn, error) {
+				return g.openRoute(ctx, name, c)
 			},
 		})
 	}

@@ -2,14 +2,13 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
@@ -30,19 +29,26 @@ type caller struct {
 	// caller (every caller of a gateway without inbound auth, and the one
 	// that refuses everyone else's bad credentials).
 	key string
-	// name is what the routes see as the principal of a delegated OAuth
-	// caller: the principal the aggregate's own resource server gave.
+	// name is what the routes see as the principal of an OAuth caller:
+	// the principal the aggregate's own resource server gave.
 	name string
-	// authorization is the Authorization header the aggregate dials the
-	// routes with: a static caller's own token (every route accepts the
-	// static tokens, as the one principal), or the credential minted for
-	// an OAuth caller (delegates); "" for the unauthenticated caller.
+	// authorization is a static caller's own Authorization header, which
+	// each route checks against its own tokens (serve.Caller); "" for
+	// another caller.
 	authorization string
 	// static is a static-token caller: every route admits it directly,
 	// whatever scopes its OAuth tokens need.
 	static bool
 	// scopes are an OAuth caller's granted scopes.
 	scopes []string
+}
+
+// serveCaller is c as a route admits it in-process (serve.Handler.Open).
+func (c *caller) serveCaller() serve.Caller {
+	if c.static {
+		return serve.Caller{Authorization: c.authorization}
+	}
+	return serve.Caller{Subject: c.name, Scopes: c.scopes}
 }
 
 // grants reports whether c may use a server requiring scopes (the file's
@@ -82,94 +88,21 @@ func authConfigured(cfg *Config) bool {
 	return b.AuthToken != "" || len(b.AuthTokens) > 0 || len(b.NamedTokens) > 0 || cfg.Auth != nil || b.Auth != nil
 }
 
-// inMemory marks the context of a request that came over the gateway's
-// in-memory listener (dial.go): only the gateway's own clients reach it,
-// and a context value cannot be sent by anyone outside the process.
-type inMemory struct{}
-
-func fromMemory(ctx context.Context) bool {
-	v, _ := ctx.Value(inMemory{}).(bool)
-	return v
-}
-
-// delegates are the credentials minted for OAuth callers of the
-// aggregate, one per caller: a random string that names the caller and
-// its verified scopes. A route accepts one only from the in-memory
-// listener (routeAuth), only as that caller and only if the caller's
-// scopes cover the route's own; it is never accepted as anyone else, and
-// dropped with the caller's aggregate.
-type delegates struct {
-	mu     sync.RWMutex
-	byHash map[[32]byte]*caller
-}
-
-// mint gives c a credential.
-func (d *delegates) mint(c *caller) {
-	tok := "mcp-bridge-delegate-" + rand.Text() + rand.Text()
-	c.authorization = "Bearer " + tok
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.byHash == nil {
-		d.byHash = map[[32]byte]*caller{}
-	}
-	d.byHash[sha256.Sum256([]byte(tok))] = c
-}
-
-// revoke forgets c's credential.
-func (d *delegates) revoke(c *caller) {
-	tok, ok := auth.Bearer(c.authorization)
-	if !ok {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.byHash, sha256.Sum256([]byte(tok)))
-}
-
-// lookup returns the caller a credential was minted for. The map is
-// keyed by the credential's SHA-256: what is compared is a hash of what
-// the client sent, not the secret itself.
-func (d *delegates) lookup(authz string) (*caller, bool) {
-	tok, ok := auth.Bearer(authz)
-	if !ok {
-		return nil, false
-	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	c, ok := d.byHash[sha256.Sum256([]byte(tok))]
-	return c, ok
-}
-
 // routeAuth is a route's Authenticator when OAuth is on: the route's own
-// resource server, and the aggregate's delegated callers, whose scopes
-// the route checks against its own.
+// resource server for its HTTP clients, and the admission of the
+// aggregate's OAuth callers, which the aggregate's own resource server
+// verified (with the scopes every endpoint requires) and which reach the
+// route in-process (serve.Handler.Open): such a caller is admitted as
+// itself only if its scopes cover the route's own.
 type routeAuth struct {
 	inner  auth.Authenticator
 	scopes []string // the server's own, from the file
-	del    *delegates
 }
 
-// errDelegateScope refuses a delegated caller without the route's scopes.
-var errDelegateScope = errors.New("gateway: the caller lacks a scope this server requires")
-
-type statusError struct {
-	status int
-	err    error
-}
-
-func (e *statusError) Error() string   { return e.err.Error() }
-func (e *statusError) Unwrap() error   { return e.err }
-func (e *statusError) HTTPStatus() int { return e.status }
+// errCallerScope refuses an aggregate's caller without the route's scopes.
+var errCallerScope = errors.New("gateway: the caller lacks a scope this server requires")
 
 func (a *routeAuth) Authenticate(w http.ResponseWriter, r *http.Request) (string, error) {
-	if fromMemory(r.Context()) {
-		if c, ok := a.del.lookup(r.Header.Get("Authorization")); ok {
-			if !c.grants(a.scopes) {
-				return "", &statusError{http.StatusForbidden, errDelegateScope}
-			}
-			return c.name, nil
-		}
-	}
 	return a.inner.Authenticate(w, r)
 }
 
@@ -177,14 +110,25 @@ func (a *routeAuth) ServeMetadata(w http.ResponseWriter, r *http.Request) {
 	a.inner.ServeMetadata(w, r)
 }
 
-// acceptDelegates makes a route's OAuth resource server also admit the
-// aggregate's delegated callers (routeAuth). Static-token callers need
-// nothing: every route admits their own token.
-func (g *Gateway) acceptDelegates(cfg *serve.Config, s *teamconfig.Server) {
+// AuthorizeCaller is serve.CallerAuthorizer's: the route's own scopes
+// against the caller's.
+func (a *routeAuth) AuthorizeCaller(subject string, scopes []string) error {
+	for _, s := range a.scopes {
+		if !slices.Contains(scopes, s) {
+			return fmt.Errorf("%w: %s", errCallerScope, s)
+		}
+	}
+	return nil
+}
+
+// checkCallers makes a route's OAuth resource server also admit the
+// aggregate's callers in-process (routeAuth). Static-token callers need
+// nothing: every route accepts the static tokens, each as its holder.
+func (g *Gateway) checkCallers(cfg *serve.Config, s *teamconfig.Server) {
 	if cfg.Auth == nil {
 		return
 	}
-	cfg.Auth = &routeAuth{inner: cfg.Auth, scopes: slices.Clone(s.Options.Scopes), del: &g.delegates}
+	cfg.Auth = &routeAuth{inner: cfg.Auth, scopes: slices.Clone(s.Options.Scopes)}
 }
 
 // frontAuth is the Authenticator of a caller's aggregate Handler: the

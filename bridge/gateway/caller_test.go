@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
@@ -134,26 +136,84 @@ func TestAggregateCarriesCaller(t *testing.T) {
 	}
 }
 
-// A delegated caller's credential works only over the gateway's
-// in-memory listener: presented from outside it is refused like any
-// unknown token.
-func TestDelegateRefusedFromOutside(t *testing.T) {
+// A route checks the aggregate's caller itself, in-process: an OAuth
+// caller whose token lacks the route's own scope (memos:write) is refused
+// by memos' Handler even when asked directly (the aggregate does not list
+// memos for it either), with no credential that would let it through;
+// one with the scope is admitted, and memos' access log names it, not an
+// internal principal.
+func TestRouteRefusesCallerWithoutScopes(t *testing.T) {
 	gw, _ := oauthGateway(t)
-	c := &caller{key: "oauth:x", name: "x", scopes: []string{"mcp", "memos:write"}}
-	gw.delegates.mint(c)
-	defer gw.delegates.revoke(c)
-	for _, path := range []string{Path("memos"), Path("everything"), AggregatePath} {
-		req, _ := http.NewRequest("POST", gw.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", c.authorization)
-		resp, err := http.DefaultClient.Do(req)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	weak := &caller{key: "oauth:weak", name: "https://as.example weak", scopes: []string{"mcp"}}
+	if _, err := gw.openRoute(ctx, "memos", weak); !errors.Is(err, serve.ErrCallerRefused) {
+		t.Fatalf("memos opened for a caller without memos:write: %v", err)
+	}
+	conn, err := gw.openRoute(ctx, "everything", weak)
+	if err != nil {
+		t.Fatalf("everything refused a caller with the common scope: %v", err)
+	}
+	conn.Close()
+	strong := &caller{key: "oauth:strong", name: "https://as.example strong", scopes: []string{"mcp", "memos:write"}}
+	conn, err = gw.openRoute(ctx, "memos", strong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handshake(t, conn)
+	if res := ask(t, conn, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, probes["memos"])); res["result"] == nil {
+		t.Fatalf("tools/call = %v", res)
+	}
+	conn.Close()
+	var principals []string
+	sc := bufio.NewScanner(strings.NewReader(gw.log.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct{ Server, Principal, Message string }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Server == "memos" && line.Message == "request" {
+			principals = append(principals, line.Principal)
+		}
+	}
+	if len(principals) == 0 {
+		t.Fatal("no access log line of memos")
+	}
+	for _, p := range principals {
+		if p != strong.name {
+			t.Errorf("memos' access log names %q, want %q", p, strong.name)
+		}
+	}
+}
+
+// handshake initializes an in-process session.
+func handshake(t *testing.T, conn aggregate.Conn) {
+	t.Helper()
+	init := ask(t, conn, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if res, _ := init["result"].(map[string]any); res == nil || res["protocolVersion"] != "2025-11-25" {
+		t.Fatalf("initialize = %v", init)
+	}
+	if err := conn.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ask sends a request and returns the message that answers it (what comes
+// before it, notifications, is skipped).
+func ask(t *testing.T, conn aggregate.Conn, req string) map[string]any {
+	t.Helper()
+	if err := conn.Send([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := conn.Recv()
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("%s with a delegate credential from outside: %d, want 401", path, resp.StatusCode)
+		var m map[string]any
+		if err := json.Unmarshal(msg, &m); err != nil {
+			t.Fatalf("%v: %s", err, msg)
+		}
+		if _, ok := m["id"]; ok && m["method"] == nil {
+			return m
 		}
 	}
 }

@@ -12,7 +12,9 @@
 // keeps its sessions too (its servers change under them).
 //
 // The aggregated endpoint runs one bridge/aggregate Aggregator per caller
-// (aggfront.go), which reaches each route as that caller (caller.go): the
+// (aggfront.go), which reaches each route as that caller (caller.go), in
+// process: a session of the route's serve.Handler opened with
+// serve.Handler.Open (dial.go), no HTTP and no connection in between. The
 // route's own authorization, scopes, access log and metrics apply to the
 // caller, never to a principal of the gateway's own.
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -77,19 +76,17 @@ type Gateway struct {
 	agg     *aggFront         // the aggregated endpoint; nil when off
 	started atomic.Bool       // read by a caller's first request, under aggFront's lock
 
-	mem        *memNet            // in-memory listener for the gateway's own clients (dial.go)
 	aggAuth    auth.Authenticator // the aggregated endpoint's resource server; nil without OAuth
 	staticSums map[[32]byte]bool  // SHA-256 of every static token (identify)
-	delegates  delegates          // credentials of the aggregate's OAuth callers
 
 	authRequired bool                              // some inbound credential was configured at New
 	named        atomic.Pointer[[]auth.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
 
 	draining lifecycle.Signal // BeginDrain
 	refusing atomic.Bool      // Refuse or BeginShutdown: no new caller's aggregate
-	// life owns the retiring handlers, the in-memory server and the
-	// dialed bridges; Close closes it under mu, so whoever checks
-	// closed() under mu may start goroutines on it.
+	// life owns the retiring handlers, the reaper and AggregateClient's
+	// requests; Close closes it under mu, so whoever checks closed()
+	// under mu may start goroutines on it.
 	life lifecycle.Group
 }
 
@@ -102,7 +99,6 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 		file:   file,
 		routes: map[string]*route{},
 	}
-	g.mem = newMemNet()
 	g.authRequired = authConfigured(&cfg)
 	g.named.Store(&cfg.Base.NamedTokens)
 	g.setStatic(cfg.Base.NamedTokens)
@@ -127,7 +123,7 @@ func New(cfg Config, file *teamconfig.Config) (*Gateway, error) {
 	return g, nil
 }
 
-// Start starts every server and the in-memory listener.
+// Start starts every server.
 func (g *Gateway) Start() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -143,29 +139,8 @@ func (g *Gateway) Start() {
 			h.Start()
 		}
 	}
-	srv := &http.Server{
-		Handler:           g,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Marks what comes over this listener as the gateway's own
-		// (routeAuth): nothing outside the process can set it.
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, inMemory{}, true)
-		},
-	}
-	g.life.Go(func() { g.serveMem(srv) })
-	g.life.Go(func() { closeOnStop(g.life.Closing(), srv) })
 	g.life.Go(g.reapCallers)
 	g.log.Info().Strs("servers", sortedRoutes(g.routes)).Msg("gateway started")
-}
-
-// serveMem serves the gateway's own clients (DialServer, AggregateClient)
-// until Close.
-func (g *Gateway) serveMem(srv *http.Server) { srv.Serve(g.mem) }
-
-// closeOnStop closes srv once stop is closed.
-func closeOnStop(stop <-chan struct{}, srv *http.Server) {
-	<-stop
-	srv.Close()
 }
 
 // closed reports whether Close has begun; under g.mu it stays false until
@@ -308,7 +283,6 @@ func (g *Gateway) Close() error {
 	if g.agg != nil {
 		for _, ca := range g.agg.close() {
 			routes = append(routes, ca.rt)
-			g.delegates.revoke(ca.c)
 		}
 		g.agg = nil
 	}
@@ -319,7 +293,6 @@ func (g *Gateway) Close() error {
 		wg.Go(func() { rt.h.Close() })
 	}
 	wg.Wait()
-	g.mem.Close()
 	g.life.Wait()
 	return nil
 }

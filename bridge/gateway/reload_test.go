@@ -1,10 +1,11 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -71,50 +72,40 @@ func TestGatewayReload(t *testing.T) {
 	}
 }
 
-// DialServer gives an in-process stdio connection to a route through the
-// in-memory listener; with inbound auth on, it authenticates with the
-// credential it is given (here a static token), as an outside client
-// must: there is no token of the gateway's own.
-func TestDialServer(t *testing.T) {
+// openRoute opens an in-process session at a route, stdio or remote, as
+// the caller it is given (here a static token's holder), which the route
+// admits by its own tokens as it would an outside client: there is no
+// token of the gateway's own, and a token the route does not accept
+// opens nothing.
+func TestOpenRoute(t *testing.T) {
 	gw := startGatewayWith(t, configJSON(remoteServer(t), ""), serve.Config{AuthTokens: []string{"outside-token"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, _, _, err := gw.DialServer(ctx, "off", "Bearer outside-token"); err == nil {
-		t.Fatal("DialServer(disabled) succeeded")
+	holder := &caller{key: "token:x", authorization: "Bearer outside-token", static: true}
+	if _, err := gw.openRoute(ctx, "off", holder); err == nil {
+		t.Fatal("openRoute(disabled) succeeded")
+	}
+	if _, err := gw.openRoute(ctx, "memos", &caller{key: "token:y", authorization: "Bearer guessed", static: true}); !errors.Is(err, serve.ErrCallerRefused) {
+		t.Fatalf("openRoute with a token the route does not accept: %v", err)
+	}
+	if _, err := gw.openRoute(ctx, "memos", &caller{}); !errors.Is(err, serve.ErrCallerRefused) {
+		t.Fatalf("openRoute without a credential: %v", err)
 	}
 	for _, name := range []string{"memos", "remote"} {
-		r, w, closeFn, err := gw.DialServer(ctx, name, "Bearer outside-token")
+		conn, err := gw.openRoute(ctx, name, holder)
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := bufio.NewReader(r)
-		ask := func(line string) map[string]any {
-			t.Helper()
-			if _, err := w.Write([]byte(line + "\n")); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(line, `"id"`) {
-				return nil
-			}
-			out, err := in.ReadBytes('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]any
-			json.Unmarshal(out, &m)
-			return m
-		}
-		init := ask(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		if res, _ := init["result"].(map[string]any); res == nil || res["protocolVersion"] != "2025-11-25" {
-			t.Fatalf("%s initialize = %v", name, init)
-		}
-		ask(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		call := ask(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, probes[name]))
+		handshake(t, conn)
+		call := ask(t, conn, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, probes[name]))
 		if res, _ := call["result"].(map[string]any); res == nil || res["isError"] == true {
 			t.Fatalf("%s tools/call = %v", name, call)
 		}
-		if err := closeFn(); err != nil {
+		if err := conn.Close(); err != nil {
 			t.Errorf("close: %v", err)
+		}
+		if _, err := conn.Recv(); err != io.EOF {
+			t.Errorf("Recv after Close: %v, want EOF", err)
 		}
 	}
 	resp, err := http.Post(gw.URL+Path("memos"), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))

@@ -85,7 +85,7 @@ func (g *Gateway) newRoute(file *teamconfig.Config, s *teamconfig.Server) (*rout
 	if err := g.authFor(&cfg, s.Options.Scopes); err != nil {
 		return nil, errorf("server %s: %w", s.Name, err)
 	}
-	g.acceptDelegates(&cfg, s)
+	g.checkCallers(&cfg, s)
 	h, err := serve.New(cfg)
 	if err != nil {
 		return nil, errorf("server %s: %w", s.Name, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -85,7 +86,7 @@ type childConn struct {
 	// filter hides tools (Config.ToolFilter, filter.go); nil hides none.
 	filter func(name string) bool
 	// tasks binds the child's tasks to their creators (tasks.go).
-	tasks taskTable
+	tasks tasks.Table[progressRoute]
 	// replica names this replica in task ids (Config.ReplicaID); set with
 	// lim (hostOptions).
 	replica string
@@ -163,7 +164,7 @@ func (c *childConn) register(cl *call) error {
 }
 
 func (c *childConn) attach(h *stdiohost.Host) {
-	c.tasks.reset(c.replica) // a new process: the old one's tasks are gone, its ids get a new epoch
+	c.tasks.Reset(c.replica) // a new process: the old one's tasks are gone, its ids get a new epoch
 	c.host.Store(h)
 }
 
@@ -282,7 +283,7 @@ func (c *childConn) onMessage(raw []byte) {
 		c.warn.Warn(c.log, "bad_line").Err(err).Int("bytes", len(raw)).Msg("child wrote a line that is not a JSON-RPC message; dropped")
 		return
 	}
-	c.exposeTasks(&m) // task ids as the client knows them (tasks.go)
+	c.tasks.Expose(&m) // task ids as the client knows them (tasks.go)
 	switch m.Kind {
 	case wire.KindResponse:
 		c.onResponse(&m)
@@ -313,7 +314,7 @@ func (c *childConn) onResponse(m *wire.Message) {
 	case "tools/call":
 		c.bindTask(cl, m)
 	case "tasks/list":
-		m = c.filterTaskList(cl, m)
+		m = c.tasks.FilterList(cl.principalKey(), m)
 	}
 	m = c.taskAcrossEras(cl, m)
 	if cl.onFinal != nil && cl.onFinal(m) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -88,7 +89,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		cl.complete = true
 		cl.caps = m.ClientCapabilities()
 		cl.onFinal = urlOnFinal(conn, cl) // -32042 becomes a URL input round (urlelicit.go)
-		m = sc.augmentForLegacy(m)
+		m = tasks.AugmentCall(m, sc)
 		// The 2026-07-28 envelope means nothing to a legacy child (and
 		// some reject what carries it): it travels without.
 		stripped := wire.WithoutFields(m.Raw, m.Meta, wire.MetaProtocolVersion, wire.MetaClientCapabilities, wire.MetaClientInfo, wire.MetaLogLevel)

@@ -19,7 +19,7 @@ type principalChildren struct {
 	mu      sync.Mutex
 	ctx     context.Context // the Handler's run context; nil before Start
 	stopped bool
-	byP     map[string]*sharedChild // by Principal.key
+	byP     map[string]*sharedChild // by Principal.Key
 }
 
 // childFor returns the shared child that serves r's modern requests, or

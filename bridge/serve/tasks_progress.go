@@ -15,7 +15,6 @@ import "github.com/mcp-bridge/mcp-bridge/bridge/wire"
 
 // progressRoute is where a task's progress goes.
 type progressRoute struct {
-	task  string
 	sess  *session
 	token []byte // the client's progress token, verbatim
 }
@@ -27,33 +26,18 @@ func (c *childConn) keepTaskProgress(cl *call, id string) {
 	if cl.sess == nil || token == nil {
 		return
 	}
-	t := &c.tasks
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, ok := t.tasks[id]
-	if !ok {
-		return
-	}
-	if t.progress == nil {
-		t.progress = map[int64]progressRoute{}
-	}
-	b.progress = cl.childID
-	t.tasks[id] = b
-	t.progress[cl.childID] = progressRoute{task: id, sess: cl.sess, token: clone(token)}
+	c.tasks.KeepProgress(id, cl.childID, progressRoute{sess: cl.sess, token: clone(token)})
 }
 
 // taskProgress delivers a progress notification under child token id to
 // the owner of the task it reports on; false if it reports on none.
 func (c *childConn) taskProgress(id int64, m *wire.Message) bool {
-	t := &c.tasks
-	t.mu.Lock()
-	r, ok := t.progress[id]
-	t.mu.Unlock()
+	task, r, ok := c.tasks.Progress(id)
 	if !ok {
 		return false
 	}
 	// Still bound to the session's principal (not expired, not evicted).
-	if !c.tasks.owns(r.sess.owner.Key(), r.task) {
+	if !c.tasks.Owns(r.sess.owner.Key(), task) {
 		return false
 	}
 	r.sess.route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)

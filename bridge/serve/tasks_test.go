@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
-	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // taskClient is one principal's raw client of a bridge.
@@ -268,103 +266,6 @@ func TestTaskMcpNameRequired(t *testing.T) {
 	notFound(t, "matching Mcp-Name, no such task", messages(t, resp, raw)[0])
 }
 
-// The table's bounds: a principal at its share loses its own oldest task
-// (not another's), expired bindings go, and a reset forgets all.
-func TestTaskTableBounds(t *testing.T) {
-	now := time.Unix(1000, 0)
-	tt := &taskTable{now: func() time.Time { return now }}
-	tt.bind("a-first", "a", time.Minute)
-	tt.bind("b-1", "b", time.Minute)
-	for i := range maxTasksPer - 1 {
-		tt.bind(fmt.Sprintf("a-%d", i), "a", time.Hour)
-	}
-	tt.bind("a-more", "a", time.Hour) // a at its share: a-first (soonest) goes
-	if tt.owns("a", "a-first") || !tt.owns("a", "a-more") || !tt.owns("b", "b-1") {
-		t.Error("eviction at a principal's share took the wrong task")
-	}
-	if tt.owns("b", "a-more") || tt.owns("a", "b-1") {
-		t.Error("a task owned by another principal")
-	}
-	now = now.Add(2 * time.Minute)
-	if tt.owns("b", "b-1") {
-		t.Error("expired binding still owned")
-	}
-	tt.bind("x", "c", 0) // no ttl: the default
-	now = now.Add(defaultTaskTTL - time.Second)
-	if !tt.owns("c", "x") {
-		t.Error("default ttl too short")
-	}
-	tt.bind("b-1", "b", time.Minute)
-	tt.bind("b-1", "c", time.Minute) // the id handed out again: the new creator owns it
-	if tt.owns("b", "b-1") || !tt.owns("c", "b-1") {
-		t.Error("a re-issued id kept its old owner")
-	}
-	tt.reset("")
-	if tt.size() != 0 || tt.owns("c", "x") {
-		t.Error("reset kept tasks")
-	}
-	for i := range maxTasks + 10 {
-		tt.bind(fmt.Sprintf("t-%d", i), fmt.Sprintf("p-%d", i%20), time.Hour)
-	}
-	if n := tt.size(); n > maxTasks {
-		t.Errorf("table holds %d, cap %d", n, maxTasks)
-	}
-}
-
-// FuzzOwnListenTasks: whatever a subscriptions/listen request looks like,
-// what the child is sent names no task the caller does not own, read by
-// a case-insensitive decoder (Go's) or an exact one (JavaScript's).
-func FuzzOwnListenTasks(f *testing.F) {
-	for _, s := range []string{
-		`{"notifications":{"taskIds":["mine","theirs"]}}`,
-		`{"notifications":{"taskIds":["mine"],"taskIds":["theirs"]}}`,
-		`{"notifications":{"task\u0049ds":["theirs"]}}`,
-		`{"notifications":{},"Notifications":{"task\u0049ds":["theirs"]}}`,
-		`{"notifications":{"taskIds":["the\u0069rs"]},"_meta":{}}`,
-		`{"notifications":{"toolsListChanged":true}}`,
-	} {
-		f.Add(s)
-	}
-	c := &childConn{}
-	a, _ := auth.NewGuard([]string{"tok-a"}, nil, nil).Match("Bearer tok-a")
-	c.tasks.bind("mine", a.Key(), time.Hour)
-	c.tasks.bind("theirs", "token:b", time.Hour)
-	cl := &call{who: a}
-	f.Fuzz(func(t *testing.T, params string) {
-		var m wire.Message
-		if wire.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":`+params+`}`), &m) != nil || !wire.Valid(m.Raw) {
-			return
-		}
-		out, ok := c.ownListenTasks(cl, &m)
-		if !ok {
-			return
-		}
-		var ci struct { // encoding/json matches field names case-insensitively
-			Params struct {
-				Notifications struct {
-					TaskIDs []any `json:"taskIds"`
-				} `json:"notifications"`
-			} `json:"params"`
-		}
-		var exact struct {
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		json.Unmarshal(out.Raw, &ci)
-		json.Unmarshal(out.Raw, &exact)
-		var exactIDs struct {
-			TaskIDs []any `json:"taskIds"`
-		}
-		var notif map[string]json.RawMessage
-		json.Unmarshal(exact.Params["notifications"], &notif)
-		json.Unmarshal(notif["taskIds"], &exactIDs.TaskIDs)
-		for _, id := range append(ci.Params.Notifications.TaskIDs, exactIDs.TaskIDs...) {
-			if id == "theirs" {
-				t.Fatalf("sent %s for %s", out.Raw, params)
-			}
-		}
-	})
-}
-
 // With a replica id, a task id names the replica that holds the task
 // (the prefix a load balancer routes Mcp-Name by, as it does session ids),
 // and works as one in every tasks request; the related-task meta of
@@ -391,10 +292,10 @@ func TestTaskIDsCarryReplica(t *testing.T) {
 // task of this child process (bare, or of the process before) as "".
 func TestTaskIDsInAnswersToTheChild(t *testing.T) {
 	c := &childConn{}
-	c.tasks.reset("r1")
-	old := c.tasks.idPrefix()
-	c.tasks.reset("r1") // the child restarted
-	p := c.tasks.idPrefix()
+	c.tasks.Reset("r1")
+	old := c.tasks.IDPrefix()
+	c.tasks.Reset("r1") // the child restarted
+	p := c.tasks.IDPrefix()
 	answer := func(id string) string {
 		return `{"jsonrpc":"2.0","id":4,"result":{"action":"accept","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + id + `"}}}}`
 	}

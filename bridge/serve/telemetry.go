@@ -84,6 +84,12 @@ func obsOf(w http.ResponseWriter) *obsWriter {
 // serveObserved serves r through an obsWriter and then records the
 // request: its Op (duration, span), rejected statuses, the access log.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
+	h.observeWith(w, r, h.serveHTTP)
+}
+
+// observeWith is serveObserved with next serving r (an in-process
+// session's messages enter past the HTTP checks: entry.go).
+func (h *Handler) observeWith(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 	o := obsPool.Get().(*obsWriter)
 	*o = obsWriter{ResponseWriter: w, h: h, start: time.Now(), who: noPrincipal, httpMethod: r.Method, path: r.URL.Path}
 	defer func() {
@@ -99,7 +105,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 		// learn: every request is anonymous).
 		r, o.who = auth.PrincipalSlot(r)
 	}
-	h.serveHTTP(o, r)
+	next(o, r)
 	if !o.handedOff {
 		h.finishObserved(o, first(w.Header()[keySessionID]))
 	}

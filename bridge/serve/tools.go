@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -21,7 +22,7 @@ const maxCachedTools = 4096
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding // tool name -> bindings (nil: none)
-	support  map[string]string              // tool name -> a legacy tool's execution.taskSupport (tasks_translate.go)
+	support  tasks.ToolSupport              // a legacy child's tools' execution.taskSupport (tasks_translate.go)
 }
 
 func (t *toolCache) lookup(name string) ([]wire.ParamBinding, bool) {
@@ -61,17 +62,10 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 	if t.bindings == nil {
 		t.bindings = make(map[string][]wire.ParamBinding)
 	}
-	if t.support == nil {
-		t.support = make(map[string]string)
-	}
 	for k, v := range found {
 		if _, ok := t.bindings[k]; ok || len(t.bindings) < maxCachedTools {
 			t.bindings[k] = v
-			if support[k] != "" {
-				t.support[k] = support[k]
-			} else {
-				delete(t.support, k)
-			}
+			t.support.Note(k, support[k])
 		}
 	}
 	t.mu.Unlock()

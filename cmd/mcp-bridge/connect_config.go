@@ -48,7 +48,7 @@ var notWithConfig = map[string]string{
 // connect.Bridge in the era the remote speaks, a stdio entry's child), the
 // aggregate joins them under <server><separator><name>, and one more
 // connect.Bridge carries the host's stdin/stdout to the aggregated
-// endpoint over the gateway's in-memory listener. The host is thus served
+// endpoint, served in-process (gateway.AggregateClient). The host is thus served
 // by connect exactly as a single remote would be (either era, translated),
 // and a remote that is down or slow costs only its own entries: the
 // aggregate logs it, leaves it out and starts it again with backoff.

@@ -1,0 +1,544 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+)
+
+// The in-process entry: a 2025 session of the Handler opened from inside
+// the process (Open), message by message, for a caller some other front
+// has verified already. bridge/gateway's aggregated endpoint reaches each
+// route this way: no HTTP encoding, no socket or pipe, no credential of
+// its own, and each message it sends parsed once (here) on its way to the
+// child, each the child sends parsed once (by the child's reader) on its
+// way back.
+//
+// A message goes to the same session machinery as an HTTP request's once
+// its body is read and parsed (sessionTable.servePost, serveGet,
+// serveDelete), under the caller's Principal, through the same access log
+// and metrics (observed), the same limits (admit, refused) and the same
+// translation when the child speaks only 2026-07-28. What the session
+// writes back arrives at an entryWriter, which hands each message on
+// whole; an SSE stream's framing is all it reads of it.
+
+// ErrCallerRefused is returned by Open for a caller the Handler would not
+// admit with an HTTP request either.
+var ErrCallerRefused = errors.New("serve: the caller is not admitted")
+
+// errConnClosed is returned by a Conn's Send after Close, or after its
+// session ended.
+var errConnClosed = errors.New("serve: the in-process session has ended")
+
+// A Caller is whom an in-process session acts for, as the front that
+// opens it verified: a static token's holder (Authorization, checked
+// against this Handler's own tokens as a request's would be), or an OAuth
+// principal with its granted scopes (admitted by Config.Auth when it is a
+// CallerAuthorizer, which checks the scopes this endpoint requires).
+type Caller struct {
+	// Authorization is the caller's own Authorization header, when it
+	// authenticated with a static token.
+	Authorization string
+	// Subject is the principal an OAuth Authenticator gave the caller;
+	// Scopes are the scopes its token was granted.
+	Subject string
+	Scopes  []string
+}
+
+// A CallerAuthorizer is an Authenticator that can also admit an OAuth
+// caller another front verified (Open): it refuses one whose scopes do
+// not cover what its endpoint requires. Without it Open refuses every
+// OAuth caller: scopes unchecked are scopes bypassed.
+type CallerAuthorizer interface {
+	AuthorizeCaller(subject string, scopes []string) error
+}
+
+// observed serves r with next as ServeHTTP serves a request: through the
+// access log and metrics when they are on.
+func (h *Handler) observed(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	if h.tel != nil || h.accessLog {
+		h.observeWith(w, r, next)
+		return
+	}
+	next(w, r)
+}
+
+// admitCaller returns the Principal c acts for at this Handler, or an
+// error when an HTTP request of c would have been refused.
+func (h *Handler) admitCaller(c Caller) (auth.Principal, error) {
+	g := h.guard
+	if !g.Required() {
+		return auth.Principal{}, nil
+	}
+	if c.Authorization != "" {
+		if p, ok := g.Match(c.Authorization); ok {
+			return p, nil
+		}
+	}
+	if c.Subject == "" || h.cfg.Auth == nil {
+		return auth.Principal{}, ErrCallerRefused
+	}
+	az, ok := h.cfg.Auth.(CallerAuthorizer)
+	if !ok {
+		return auth.Principal{}, fmt.Errorf("%w: this endpoint cannot check an OAuth caller's scopes", ErrCallerRefused)
+	}
+	if err := az.AuthorizeCaller(c.Subject, c.Scopes); err != nil {
+		return auth.Principal{}, fmt.Errorf("%w: %w", ErrCallerRefused, err)
+	}
+	return auth.OAuthPrincipal(c.Subject), nil
+}
+
+// maxEntryQueue bounds the messages a Conn holds for its reader: past it
+// the session's streams wait, as for an HTTP client that reads slowly,
+// and the Handler's budgets apply.
+const maxEntryQueue = 64
+
+// A Conn is one in-process 2025 session (Open). Send and Recv carry one
+// JSON-RPC message each, without a newline; Close ends the session.
+type Conn struct {
+	h     *Handler
+	p     auth.Principal
+	url   *url.URL
+	track func() func() // nil: untracked
+
+	ctx    context.Context // ends with Close: every request's context
+	cancel context.CancelFunc
+	out    chan []byte   // to Recv
+	gone   chan struct{} // closed when the session has ended (Recv drains, then io.EOF)
+	closed chan struct{} // closed by Close: writers stop waiting for Recv
+	ready  chan struct{} // closed when initialize has been answered
+	wg     sync.WaitGroup
+	stop   func() bool // stops Open's AfterFunc
+
+	renew renewal // a new session when the Handler forgets this one (entry_renew.go)
+
+	mu        sync.Mutex
+	sid       string // Mcp-Session-Id; "" until initialize succeeds
+	initSent  bool
+	init      []byte // the client's initialize and notifications/initialized,
+	inited    []byte // replayed by a renewal
+	goneOnce  sync.Once
+	closeOnce sync.Once
+}
+
+// Open starts an in-process session for c: the first message sent must
+// be initialize, as on HTTP. ctx bounds the session: when it ends, the
+// session ends as by Close. track, if not nil, brackets the serving of
+// each message and of the session's standalone stream, as an HTTP
+// server's handler call is bracketed (the gateway lets a retired route
+// finish them); it returns the func that ends the bracket.
+func (h *Handler) Open(ctx context.Context, c Caller, track func() (done func())) (*Conn, error) {
+	p, err := h.admitCaller(c)
+	if err != nil {
+		return nil, err
+	}
+	if h.refusing.Fired() {
+		return nil, fmt.Errorf("%w: mcp-bridge is shutting down", errConnClosed)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	conn := &Conn{
+		h: h, p: p, url: &url.URL{Path: h.cfg.path()}, track: track,
+		ctx: cctx, cancel: cancel,
+		out:    make(chan []byte, maxEntryQueue),
+		gone:   make(chan struct{}),
+		closed: make(chan struct{}),
+		ready:  make(chan struct{}),
+	}
+	// A context that ends first ends the session as Close would.
+	conn.stop = context.AfterFunc(ctx, func() { conn.Close() })
+	return conn, nil
+}
+
+// Send hands one message of the client to the session. A request is
+// answered through Recv; Send does not wait for it.
+func (c *Conn) Send(msg []byte) error {
+	var m wire.Message
+	if err := wire.Parse(msg, &m); err != nil {
+		return fmt.Errorf("serve: in-process message: %w", err)
+	}
+	if m.Kind == wire.KindRequest && !validID(m.IDBytes()) {
+		return fmt.Errorf("serve: in-process message: id must be a string or an integer")
+	}
+	if m.Kind == wire.KindRequest && m.Method == "initialize" {
+		c.mu.Lock()
+		again := c.initSent
+		c.initSent = true
+		c.init = slices.Clone(msg)
+		c.mu.Unlock()
+		if again {
+			return fmt.Errorf("serve: in-process session: initialize sent twice")
+		}
+		return c.spawn(func() {
+			defer close(c.ready)
+			c.post(&m, "")
+		})
+	}
+	select {
+	case <-c.ready:
+	case <-c.closed:
+		return errConnClosed
+	}
+	c.mu.Lock()
+	sid := c.sid
+	if m.Method == "notifications/initialized" {
+		c.inited = slices.Clone(msg)
+	}
+	c.mu.Unlock()
+	if sid == "" {
+		return errConnClosed // initialize failed
+	}
+	if m.Kind == wire.KindRequest {
+		// Answered when the child answers: on its own goroutine, as a
+		// client's POST is.
+		return c.spawn(func() { c.post(&m, sid) })
+	}
+	c.post(&m, sid) // a notification or an answer: accepted at once
+	return nil
+}
+
+// spawn runs fn on a goroutine Close joins, unless Close has begun.
+func (c *Conn) spawn(fn func()) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closed:
+		return errConnClosed
+	default:
+	}
+	c.wg.Go(fn)
+	return nil
+}
+
+// Recv returns the next message of the session; io.EOF once the session
+// has ended and everything before the end was read.
+func (c *Conn) Recv() ([]byte, error) {
+	select {
+	case msg := <-c.out:
+		return msg, nil
+	default:
+	}
+	select {
+	case msg := <-c.out:
+		return msg, nil
+	case <-c.gone:
+		select {
+		case msg := <-c.out:
+			return msg, nil
+		default:
+			return nil, io.EOF
+		}
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Close ends the session (as a client's DELETE does: every request still
+// pending is answered with an error and cancelled at the child) and joins
+// the Conn's goroutines.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		sid := c.sid
+		close(c.closed) // under mu: spawn starts nothing from now on
+		c.mu.Unlock()
+		c.stop()
+		if sid != "" {
+			c.delete(sid)
+		}
+		c.cancel()
+		c.end()
+		c.wg.Wait()
+	})
+	return nil
+}
+
+// end marks the session ended for Recv.
+func (c *Conn) end() { c.goneOnce.Do(func() { close(c.gone) }) }
+
+// request is the in-process stand-in for an HTTP request of the session.
+func (c *Conn) request(ctx context.Context, method, sid string) *http.Request {
+	r := (&http.Request{
+		Method: method, URL: c.url, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Host: "localhost", RemoteAddr: "in-process", RequestURI: c.url.Path,
+	}).WithContext(ctx)
+	if sid != "" {
+		r.Header[keySessionID] = []string{sid}
+	}
+	return r
+}
+
+// post serves one message as a POST of the session would be served.
+func (c *Conn) post(m *wire.Message, sid string) {
+	w := c.postOnce(m, sid, false)
+	for try := 0; m.Kind == wire.KindRequest && c.retry(w, try); try++ {
+		w = c.postOnce(m, sid, false)
+	}
+	if sid != "" && w.status == http.StatusNotFound {
+		// The Handler forgot the session: a new one, and this message
+		// again if that is safe (entry_renew.go).
+		if w = c.renewed(m, sid); w == nil {
+			return
+		}
+	}
+	if m.Kind == wire.KindRequest {
+		w.finish()
+	}
+	if sid == "" {
+		// initialize: the session is the one its answer named.
+		if id := first(w.hdr[keySessionID]); id != "" && w.status < 300 {
+			c.mu.Lock()
+			c.sid = id
+			closed := c.spawnLocked(c.listen)
+			c.mu.Unlock()
+			if closed {
+				c.delete(id) // Close came first and could not name it
+			}
+		}
+		return
+	}
+}
+
+// postOnce serves m as one POST of session sid; drop: what it answers is
+// not handed on (a renewal's replayed handshake).
+func (c *Conn) postOnce(m *wire.Message, sid string, drop bool) *entryWriter {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel() // as net/http does when a handler returns: the session's attachment ends
+	r := c.request(ctx, http.MethodPost, sid)
+	r.ContentLength = int64(len(m.Raw))
+	w := newEntryWriter(c)
+	w.drop = drop
+	c.serve(w, r, func(w http.ResponseWriter, r *http.Request) { c.servePost(w, r, m) })
+	return w
+}
+
+// serve serves r with next, inside track's bracket.
+func (c *Conn) serve(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	if c.track != nil {
+		defer c.track()()
+	}
+	c.h.observed(w, r, next)
+}
+
+// delete ends the session as a client's DELETE does.
+func (c *Conn) delete(sid string) {
+	r := c.request(context.Background(), http.MethodDelete, sid)
+	c.serve(newEntryWriter(c), r, c.serveDelete)
+}
+
+// spawnLocked is spawn with c.mu held; it reports whether Close has begun.
+func (c *Conn) spawnLocked(fn func()) bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+	}
+	c.wg.Go(fn)
+	return false
+}
+
+// servePost is what Handler.servePost does once the body is parsed.
+func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message) {
+	h := c.h
+	r = c.admitted(r)
+	if h.refused(w, r) {
+		return
+	}
+	m = h.observe(w, r, m)
+	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {
+		return
+	}
+	h.sessions.servePost(w, r, opOf(w).Relayed(m))
+}
+
+// listen carries the session's standalone stream (what the child sends
+// outside any request) for as long as the session lives: a stream the
+// Handler ends while the session goes on (its budget cut it) is opened
+// again, as a client reconnects. Once the Handler is shutting down
+// (BeginShutdown ends standalone streams) the session goes on without
+// one until it ends, so that its requests in flight are answered, as an
+// HTTP client's are.
+func (c *Conn) listen() {
+	defer c.end()
+	c.mu.Lock()
+	sid := c.sid
+	c.mu.Unlock()
+	for c.ctx.Err() == nil {
+		r := c.request(c.ctx, http.MethodGet, sid)
+		r.Header["Accept"] = []string{"text/event-stream"}
+		w := newEntryWriter(c)
+		c.serve(w, r, c.serveGet)
+		s := c.h.sessions.lookup(sid)
+		switch {
+		case s == nil:
+			// Ended: by Close or the Handler's (nothing to renew), or
+			// by its child's exit (a new session, entry_renew.go).
+			nsid, ok := c.renewAfter(sid)
+			if !ok {
+				return
+			}
+			sid = nsid
+			continue
+		case c.h.closing.Fired():
+			select {
+			case <-s.endCh:
+			case <-c.closed:
+			}
+			return
+		case w.status != http.StatusOK:
+			return
+		}
+	}
+}
+
+func (c *Conn) serveGet(w http.ResponseWriter, r *http.Request) {
+	r = c.admitted(r)
+	if c.h.refused(w, r) {
+		return
+	}
+	c.h.sessions.serveGet(w, r)
+}
+
+func (c *Conn) serveDelete(w http.ResponseWriter, r *http.Request) {
+	c.h.sessions.serveDelete(w, c.admitted(r))
+}
+
+// admitted is r as the guard passes an admitted request on: carrying the
+// caller's Principal (sessions are bound to it; the access log and
+// metrics name it).
+func (c *Conn) admitted(r *http.Request) *http.Request { return auth.WithPrincipal(r, c.p) }
+
+// deliver hands one message to Recv, waiting while the reader is behind
+// (or until Close, or the stream is aborted).
+func (c *Conn) deliver(msg []byte, abort <-chan struct{}) error {
+	select {
+	case c.out <- msg:
+		return nil
+	case <-c.closed:
+		return errConnClosed
+	case <-abort:
+		return errConnClosed
+	}
+}
+
+// An entryWriter is the ResponseWriter of one in-process request: each
+// message the session writes goes to the Conn whole (a copy: the session
+// recycles its buffers). A JSON response is its body; an SSE stream's
+// events are read for their data, which is one message each (a stdio
+// line has no newline).
+type entryWriter struct {
+	c      *Conn
+	hdr    http.Header
+	status int
+	sse    bool
+	buf    []byte // an incomplete event, or the JSON body
+
+	abortOnce sync.Once
+	abort     chan struct{} // closed by a past write deadline (the budget's cut)
+	failed    bool
+	drop      bool // hand nothing on
+}
+
+func newEntryWriter(c *Conn) *entryWriter {
+	return &entryWriter{c: c, hdr: http.Header{}, abort: make(chan struct{})}
+}
+
+func (w *entryWriter) Header() http.Header { return w.hdr }
+
+func (w *entryWriter) WriteHeader(code int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	w.sse = code == http.StatusOK && mediaType(first(w.hdr["Content-Type"])) == "text/event-stream"
+}
+
+func (w *entryWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.failed {
+		return 0, errConnClosed
+	}
+	if !w.sse {
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	// An event comes in one write, or in three around a large message:
+	// only an incomplete one is kept.
+	rest := p
+	if len(w.buf) > 0 {
+		w.buf = append(w.buf, p...)
+		rest = w.buf
+	}
+	for {
+		i := bytes.Index(rest, eventEnd)
+		if i < 0 {
+			break
+		}
+		if err := w.event(rest[:i]); err != nil {
+			w.failed = true
+			return 0, err
+		}
+		rest = rest[i+len(eventEnd):]
+	}
+	if len(rest) == 0 {
+		w.buf = w.buf[:0]
+	} else if len(w.buf) == 0 || &rest[0] != &w.buf[0] {
+		w.buf = append(w.buf[:0], rest...)
+	}
+	return len(p), nil
+}
+
+// An SSE event ends with a blank line; its data is on a "data: " line
+// (text/event-stream, as the responder writes it).
+var (
+	eventEnd  = []byte("\n\n")
+	dataField = []byte("data: ")
+)
+
+// event hands on the data of one SSE event (a comment or a priming event
+// has none).
+func (w *entryWriter) event(ev []byte) error {
+	for len(ev) > 0 {
+		line, rest, _ := bytes.Cut(ev, []byte{'\n'})
+		ev = rest
+		if data, ok := bytes.CutPrefix(line, dataField); ok && len(data) > 0 && !w.drop {
+			return w.c.deliver(slices.Clone(data), w.abort)
+		}
+	}
+	return nil
+}
+
+// Flush is http.Flusher's: every message is handed on as it is written.
+func (w *entryWriter) Flush() {}
+
+// SetWriteDeadline is how http.ResponseController aborts a write blocked
+// on a client that does not read (the budget's cut): a deadline past ends
+// the wait for Recv.
+func (w *entryWriter) SetWriteDeadline(t time.Time) error {
+	if !t.IsZero() && !t.After(time.Now()) {
+		w.abortOnce.Do(func() { close(w.abort) })
+	}
+	return nil
+}
+
+// finish hands on the JSON response to a request once the handler has
+// returned: the answer, or the JSON-RPC error of a refusal.
+func (w *entryWriter) finish() {
+	if w.sse || w.failed || w.drop {
+		return
+	}
+	if body := bytes.TrimSpace(w.buf); len(body) > 0 {
+		w.c.deliver(body, w.abort) // w.buf is this response's own
+	}
+}
