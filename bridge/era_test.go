@@ -23,7 +23,12 @@ import (
 //   - a received result's ResultType() compared with "" (the test for a
 //     2025-shaped answer);
 //   - translate.PickModern (choosing the modern version from a peer's
-//     list is the verdict's job).
+//     list is the verdict's job);
+//   - translate.Decide called, or a Decision's Confirm read: when an
+//     answer is acted on, held back for a probe or switched on, and what
+//     a probe's outcome means, is the machine's in translate/eradetect.go
+//     (Observe, Settle, JudgeProbe, DiscoverReply/InitializeReply,
+//     ProbeEras), written once for both faces.
 //
 // Producing those codes (answering a client with -32022) is not reading
 // evidence; the one function that switches on them to map the bridge's
@@ -109,6 +114,12 @@ func TestEraDecidedOnce(t *testing.T) {
 						if x, ok := n.X.(*ast.Ident); ok && x.Name == "translate" && n.Sel.Name == "PickModern" {
 							bad(n, "picks the modern version from a peer's list")
 						}
+						if x, ok := n.X.(*ast.Ident); ok && x.Name == "translate" && n.Sel.Name == "Decide" {
+							bad(n, "acts on a raw decision (translate.Observe, Settle, JudgeProbe and ProbeEras say what it means)")
+						}
+						if n.Sel.Name == "Confirm" {
+							bad(n, "weighs weak evidence itself (translate.Observe holds it back for a probe)")
+						}
 					}
 					return true
 				})
@@ -119,6 +130,95 @@ func TestEraDecidedOnce(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestStrategyChosenOnce keeps connect's relay mode one strategy value,
+// chosen once per remote (connect/strategy.go), that call sites invoke. Before,
+// eight call sites switched on currentMode(). In connect's non-test code
+// it finds:
+//
+//   - the strategy in force (Bridge.how) read or set outside the few
+//     functions that own it (connect/strategy.go, and New);
+//   - a strategy value compared, type-switched or type-asserted (a switch
+//     on the mode in another shape);
+//   - passingThrough() (the one question about the mode that detection
+//     needs) asked outside the detection machinery (era.go, detect.go);
+//   - a currentMode function or a mode type coming back.
+func TestStrategyChosenOnce(t *testing.T) {
+	owners := map[string]bool{"strategy": true, "passingThrough": true, "switchMode": true, "New": true}
+	detection := map[string]bool{"era.go": true, "detect.go": true, "strategy.go": true}
+	isStrategyCall := func(e ast.Expr) bool {
+		c, ok := e.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		s, ok := c.Fun.(*ast.SelectorExpr)
+		return ok && s.Sel.Name == "strategy" && len(c.Args) == 0
+	}
+	files, err := filepath.Glob(filepath.Join("connect", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in connect: %v", err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					if ts, ok := spec.(*ast.TypeSpec); ok && ts.Name.Name == "mode" {
+						t.Errorf("%s: a mode type is back: the relay mode is one strategy value (connect/strategy.go)", fset.Position(ts.Pos()))
+					}
+				}
+				continue
+			case *ast.FuncDecl:
+				if d.Name.Name == "currentMode" {
+					t.Errorf("%s: currentMode is back: call sites invoke the strategy instead of switching on a mode", fset.Position(d.Pos()))
+				}
+				if d.Body == nil {
+					continue
+				}
+				fn := d.Name.Name
+				bad := func(n ast.Node, what string) {
+					t.Errorf("%s: %s %s: invoke b.strategy() instead (connect/strategy.go)", fset.Position(n.Pos()), fn, what)
+				}
+				ast.Inspect(d.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.SelectorExpr:
+						if n.Sel.Name == "how" && !owners[fn] {
+							bad(n, "reads the strategy in force directly")
+						}
+						if n.Sel.Name == "passingThrough" && !detection[filepath.Base(path)] {
+							bad(n, "asks whether the bridge passes through")
+						}
+					case *ast.BinaryExpr:
+						if (n.Op == token.EQL || n.Op == token.NEQ) && (isStrategyCall(n.X) || isStrategyCall(n.Y)) {
+							bad(n, "compares the strategy")
+						}
+					case *ast.TypeSwitchStmt:
+						ast.Inspect(n.Assign, func(m ast.Node) bool {
+							if ta, ok := m.(*ast.TypeAssertExpr); ok && isStrategyCall(ta.X) {
+								bad(n, "type-switches on the strategy")
+							}
+							return true
+						})
+						return true
+					case *ast.TypeAssertExpr:
+						if isStrategyCall(n.X) {
+							bad(n, "type-asserts the strategy")
+						}
+					}
+					return true
+				})
 			}
 		}
 	}

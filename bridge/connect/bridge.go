@@ -52,10 +52,12 @@ type Bridge struct {
 
 	notices hostNotices // the bridge's own log notifications to the host (notice.go)
 
-	// Cross-era translation (era.go, detect.go): mode holds a mode, set at
-	// the host's first request or when a pass-through exchange reveals the
-	// remote's era; lh and mh hold the state of the two directions.
-	mode       atomic.Int32
+	// Cross-era translation (era.go, detect.go): how points to the
+	// strategy in force, passing (pass-through) until it is chosen at the
+	// host's first request or when a pass-through exchange reveals the
+	// remote's era; lh and mh hold the state of the two translations.
+	how        atomic.Pointer[chosen]
+	passing    *chosen
 	sawRequest bool // the host's first request was seen (stdin loop only)
 	lh         legacyHost
 	mh         modernHost
@@ -95,7 +97,7 @@ type pending struct {
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
-	// Both are written under Bridge.mu (setWireID, setWireModern, resetWire)
+	// Both are written under Bridge.mu (setWireID, resetWire)
 	// once p is in flight: wireModern is read by the stdin loop
 	// (cancellation), wireID by pendingByWireID on a stream's reader.
 	wireID     []byte
@@ -127,13 +129,6 @@ type pending struct {
 	// replied is set by the one write of the host's answer.
 	finalFor []byte
 	replied  atomic.Bool
-}
-
-// setWireModern records the era p is sent in.
-func (b *Bridge) setWireModern(p *pending, modern bool) {
-	b.mu.Lock()
-	p.wireModern = modern
-	b.mu.Unlock()
 }
 
 // setWireID gives p a new id toward the remote. Only p's own goroutine
@@ -174,6 +169,8 @@ func New(cfg Config) (*Bridge, error) {
 			Transport:    cfg.Transport,
 		},
 	}
+	b.passing = &chosen{passThrough{b}}
+	b.how.Store(b.passing)
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.sess.b = b
 	b.lh.init(b)
@@ -367,11 +364,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
 		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && firstByte(raw) == '[' {
-			if b.currentMode() != modePass {
-				b.splitBatch(ctx, raw)
-				return
-			}
-			b.passBatch(ctx, raw)
+			b.strategy().batch(ctx, raw)
 			return
 		}
 		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
@@ -384,10 +377,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			b.decideMode(&m)
 		}
 		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now()}
-		p.wireID, p.wireModern = p.id, p.modern
-		if b.currentMode() == modeLegacyHost {
-			p.wireModern = true // cancelled by closing its stream, even before it starts
-		}
+		p.wireID, p.wireModern = p.id, b.strategy().wireModern(p.modern)
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
 		if !b.register(p) {
@@ -424,14 +414,9 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	case wire.KindResponse:
 		// The host's answer to a server-to-client request: one the bridge
 		// made up for a 2026-07-28 input request, or the remote's own.
-		if b.lh.deliver(&m) {
-			return
+		if !b.lh.deliver(&m) {
+			b.strategy().respond(ctx, &m)
 		}
-		if b.currentMode() != modePass {
-			b.log.Debug().RawJSON("id", m.IDBytes()).Msg("dropping a host response that answers nothing the bridge asked")
-			return
-		}
-		b.inOrder(ctx, func(ctx context.Context) { b.post(ctx, m.Raw, b.headersFor(&m), "response") })
 	}
 }
 
@@ -540,28 +525,23 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	if method == "notifications/initialized" {
 		b.notices.hostInitialized()
 	}
-	b.inOrder(ctx, func(ctx context.Context) {
-		// The era may have been settled since the host sent this.
-		switch b.currentMode() {
-		case modeLegacyHost:
-			b.lh.notify(ctx, method)
-			return
-		case modeModernHost:
-			b.log.Debug().Str("method", method).Msg("dropping a host notification: 2026-07-28 defines none but cancellation")
+	// The era may have been settled by the time it is sent.
+	b.inOrder(ctx, func(ctx context.Context) { b.strategy().notify(ctx, method, raw) })
+}
+
+// passNotify posts a host notification as it is (passThrough).
+func (b *Bridge) passNotify(ctx context.Context, method string, raw []byte) {
+	var n wire.Message
+	if wire.Parse(raw, &n) != nil {
+		return
+	}
+	err := b.post(ctx, raw, b.headersFor(&n), method)
+	if method == "notifications/initialized" {
+		if err != nil && b.legacyHostRejected(ctx, err) {
 			return
 		}
-		var n wire.Message
-		if wire.Parse(raw, &n) != nil {
-			return
-		}
-		err := b.post(ctx, raw, b.headersFor(&n), method)
-		if method == "notifications/initialized" {
-			if err != nil && b.legacyHostRejected(ctx, err) {
-				return
-			}
-			b.sess.onInitialized(raw)
-		}
-	})
+		b.sess.onInitialized(raw)
+	}
 }
 
 // post sends a message that expects no answer (202).
@@ -587,8 +567,8 @@ func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what str
 }
 
 // unsolicited handles a message from the standalone GET stream, which
-// belongs to no host request. A 2026-07-28 host expects none of it
-// unasked, so in that mode it is sorted out by the translation.
+// belongs to no host request (a 2026-07-28 host expects none of it
+// unasked: strategy.unasked).
 func (b *Bridge) unsolicited(msg []byte) { b.route(msg, source{get: true}) }
 
 // splitBatch handles the elements of a batch one by one: a translated

@@ -12,9 +12,11 @@ import (
 
 // With --protocol auto the bridge starts out passing the host's messages
 // through, and switches to translation when the remote's answer shows it
-// lacks the host's era. What an answer shows is translate.Decide's (one
-// rule set for both faces); this file turns HTTP outcomes into its
-// evidence and acts on the verdict. The evidence, per direction:
+// lacks the host's era. What an answer shows, and what to do about it
+// (pass it on, settle the era, hold it back and probe, switch), is
+// translate's (Decide and Observe, one machine for both faces); this file
+// turns HTTP outcomes into its evidence, sends the probe and carries out
+// the step. The evidence, per direction:
 //
 //   - a legacy host's initialize (or the notifications/initialized after
 //     it, or a first request) is refused with 400/404/405, or the
@@ -34,35 +36,25 @@ import (
 // evidence, nothing cached, the host sees the error.
 
 // detectFinal is the final-response hook of a pass-through request under
-// detection: it holds back the answers that reveal the remote lacks the
-// host's era, and records a verdict from the ones that show it has it.
-// translate.Decide reads the answer; weak evidence against the host's era
-// is held back while a probe asks the remote, weak evidence for it proves
-// nothing yet.
+// detection: translate.Observe says whether its answer is passed on (and
+// settles the era), held back while a probe asks the remote, or dropped
+// because the remote lacks the host's era (the request goes again in
+// translation).
 func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
 	return func(m *wire.Message) {
-		d := translate.Decide(translate.ResponseEvidence(p.method, p.modern, m))
-		switch {
-		case d.Confirm && d.Era != hostEra(p.modern):
+		d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
+		switch step {
+		case translate.StepHold:
 			p.held = clone(m.Raw)
 			return
-		case d.Confirm:
-		case d.Era == verdictLegacy && p.modern:
-			p.eraHint = verdictLegacy
+		case translate.StepSwitch:
+			p.eraHint = d.Era
 			return
-		case d.Era != verdictUnknown:
+		case translate.StepSettle:
 			b.setVerdict(d.Era)
 		}
 		b.passFinal(p, m)
 	}
-}
-
-// hostEra is the era of a host request.
-func hostEra(modern bool) verdict {
-	if modern {
-		return verdictModern
-	}
-	return verdictLegacy
 }
 
 // refusal reports whether err is an HTTP refusal that may be an era
@@ -79,14 +71,15 @@ func refusal(err error) (*httpclient.StatusError, bool) {
 	return se, false
 }
 
-// decideErr judges the error a request to the remote ended with: only an
+// observeErr judges the error a request to the remote ended with: only an
 // HTTP status answer is evidence (a refusal, weakly); se is nil otherwise.
-func decideErr(err error, method string, modern bool) (translate.Decision, *httpclient.StatusError) {
+func observeErr(err error, method string, modern bool) (translate.Decision, translate.Step, *httpclient.StatusError) {
 	var se *httpclient.StatusError
 	if !errors.As(err, &se) {
-		return translate.Decision{}, nil
+		return translate.Decision{}, translate.StepPass, nil
 	}
-	return translate.Decide(statusEvidence(se, method, modern)), se
+	d, step := translate.Observe(statusEvidence(se, method, modern))
+	return d, step, se
 }
 
 // translateAfter looks at the outcome of a pass-through request under
@@ -97,14 +90,72 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 	if p.cancelled.Load() || b.protocol() != ProtocolAuto {
 		return false
 	}
-	if b.currentMode() != modePass {
+	if !b.passingThrough() {
 		// Another request settled the era meanwhile.
 		return b.retranslate(ctx, p, m, err)
 	}
-	if p.modern {
-		return b.modernHostRejected(ctx, p, m, err)
+	v, step := b.evidenceOf(p, m, err)
+	var init []byte
+	var pr probeResult
+	if step == translate.StepHold {
+		// Weak evidence (the shape of one answer, a refusal naming no
+		// version: a gateway may say 404 for other reasons): the probe
+		// decides, asked with the host's capabilities and identity. A held
+		// answer is kept, not the request sent again (a tools/call may
+		// have had effects).
+		if p.modern {
+			caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
+			info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
+			pr, step = b.probeHost(ctx, spanBytes(m, caps), spanBytes(m, info), true)
+		} else {
+			if init = b.sess.handshake(); m.Method == "initialize" {
+				init = m.Raw
+			}
+			caps, info := handshakeOf(init)
+			pr, step = b.probeHost(ctx, caps, info, false)
+		}
+	} else if step != translate.StepPass {
+		b.setVerdict(v)
 	}
-	return b.legacyHostRejectedRequest(ctx, p, m, err)
+	switch {
+	case step == translate.StepSwitch && p.modern:
+		b.switchMode(b.modernHostMode())
+		if p.held == nil {
+			b.mh.relay(ctx, p, m)
+			return true
+		}
+	case step == translate.StepSwitch:
+		b.switchMode(b.legacyHostMode())
+		b.lh.adopt(init, pr)
+		b.resetWire(p, true)
+		if m.Method == "initialize" {
+			b.lh.answerInitialize(p)
+		} else {
+			b.lh.relay(ctx, p, m)
+		}
+		return true
+	case p.held == nil:
+		return false
+	}
+	b.writeHeld(p, m)
+	return true
+}
+
+// evidenceOf is what p's outcome says of the remote: what its final
+// response showed (detectFinal: an era hint, or an answer held back), or
+// the HTTP error it ended with.
+func (b *Bridge) evidenceOf(p *pending, m *wire.Message, err error) (verdict, translate.Step) {
+	switch {
+	case p.eraHint != verdictUnknown:
+		return p.eraHint, translate.StepSwitch
+	case p.held != nil:
+		return verdictUnknown, translate.StepHold
+	}
+	d, step, se := observeErr(err, m.Method, p.modern)
+	if step == translate.StepHold && !p.modern && se.StatusCode == http.StatusNotFound && b.client.SessionID() != "" {
+		return verdictUnknown, translate.StepPass // a session that expired
+	}
+	return d.Era, step
 }
 
 // retranslate runs p again in the translation mode another request chose,
@@ -121,16 +172,10 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 	return true
 }
 
-// writeHeld answers a modern host's request with the 2025-shaped result
-// held back for it: completed the way translation completes every result
-// when the remote proved 2025-only, as it came otherwise.
+// writeHeld answers the host's request with the answer held back for it,
+// as the strategy in force has it.
 func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
-	var hm wire.Message
-	if b.currentMode() == modeModernHost && wire.Parse(p.held, &hm) == nil {
-		b.writeFinal(p, translate.Complete(&hm, m.Method, p.id))
-		return
-	}
-	b.writeFinal(p, p.held)
+	b.strategy().writeHeld(p, p.held, m.Method)
 }
 
 // resetWire undoes what a pass-through attempt set on p, and records the
@@ -143,63 +188,16 @@ func (b *Bridge) resetWire(p *pending, modern bool) {
 	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
 }
 
-// modernHostRejected handles a modern host's request that a legacy-only
-// remote may have refused, or answered in 2025 shape (held).
-func (b *Bridge) modernHostRejected(ctx context.Context, p *pending, m *wire.Message, err error) bool {
-	v := p.eraHint
-	if v == verdictUnknown && p.held != nil {
-		// The shape of one answer is no verdict on the remote: the probe
-		// decides. The request was carried out either way, so its answer
-		// is kept, not the request sent again (a tools/call may have
-		// effects).
-		switch b.probeModernHost(ctx, m) {
-		case verdictLegacy:
-			b.setVerdict(verdictLegacy)
-			b.switchMode(modeModernHost)
-		case verdictModern:
-			b.setVerdict(verdictModern)
-		}
-		b.writeHeld(p, m)
-		return true
-	}
-	if v == verdictUnknown && err != nil {
-		se, ok := refusal(err)
-		if !ok {
-			return false
-		}
-		d := translate.Decide(statusEvidence(se, m.Method, true))
-		v = d.Era
-		if d.Confirm {
-			// A refusal without a version list is weak evidence (a
-			// gateway may say 404 for other reasons): the probe decides.
-			if v = b.probeModernHost(ctx, m); v == verdictUnknown {
-				return false
-			}
-		}
-	}
-	switch v {
-	case verdictModern:
-		b.setVerdict(verdictModern)
-		return false
-	case verdictLegacy:
-		b.setVerdict(verdictLegacy)
-		b.switchMode(modeModernHost)
-		b.mh.relay(ctx, p, m)
-		return true
-	}
-	return false
-}
-
-// probeModernHost probes with the capabilities and identity of a modern
-// host's request; verdictUnknown when the probe got no answer.
-func (b *Bridge) probeModernHost(ctx context.Context, m *wire.Message) verdict {
-	caps, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientCapabilities)
-	info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
-	pr, err := b.probe(ctx, spanBytes(m, caps), spanBytes(m, info))
+// probeHost probes the remote with a host's capabilities and identity,
+// records the verdict, and says what it means for a host of that era
+// (translate.Settle; StepPass when the probe got no answer).
+func (b *Bridge) probeHost(ctx context.Context, caps, info []byte, modern bool) (probeResult, translate.Step) {
+	pr, err := b.probe(ctx, caps, info)
 	if err != nil {
-		return verdictUnknown
+		return pr, translate.StepPass
 	}
-	return pr.verdict
+	b.setVerdict(pr.verdict)
+	return pr, translate.Settle(pr.verdict, modern)
 }
 
 func spanBytes(m *wire.Message, s wire.Span) []byte {
@@ -209,42 +207,6 @@ func spanBytes(m *wire.Message, s wire.Span) []byte {
 	return m.Bytes(s)
 }
 
-// legacyHostRejectedRequest handles a legacy host's request (its initialize
-// above all) that a modern-only remote may have refused.
-func (b *Bridge) legacyHostRejectedRequest(ctx context.Context, p *pending, m *wire.Message, err error) bool {
-	if p.held == nil {
-		d, se := decideErr(err, m.Method, false)
-		if d.Era != verdictModern || (se.StatusCode == http.StatusNotFound && b.client.SessionID() != "") {
-			return false // no evidence, or a session that expired
-		}
-	}
-	init := b.sess.handshake()
-	if m.Method == "initialize" {
-		init = m.Raw
-	}
-	pr, perr := b.probeFor(ctx, init)
-	if perr != nil || pr.verdict != verdictModern {
-		if perr == nil {
-			b.setVerdict(pr.verdict)
-		}
-		if p.held != nil {
-			b.writeFinal(p, p.held)
-			return true
-		}
-		return false
-	}
-	b.setVerdict(verdictModern)
-	b.switchMode(modeLegacyHost)
-	b.lh.adopt(init, pr)
-	b.resetWire(p, true)
-	if m.Method == "initialize" {
-		b.lh.answerInitialize(p)
-		return true
-	}
-	b.lh.relay(ctx, p, m)
-	return true
-}
-
 // legacyHostRejected handles a refused notifications/initialized: a
 // modern-only Go SDK server answers the legacy initialize, then refuses
 // everything else. It reports whether the session switched to translation.
@@ -252,50 +214,28 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	if !b.detectable() {
 		return false
 	}
-	if d, _ := decideErr(err, "notifications/initialized", false); d.Era != verdictModern {
+	if _, step, _ := observeErr(err, "notifications/initialized", false); step != translate.StepHold {
 		return false
 	}
 	init := b.sess.handshake()
-	pr, perr := b.probeFor(ctx, init)
-	if perr != nil || pr.verdict != verdictModern {
-		if perr == nil {
-			b.setVerdict(pr.verdict)
-		}
+	caps, info := handshakeOf(init)
+	pr, step := b.probeHost(ctx, caps, info, false)
+	if step != translate.StepSwitch {
 		return false
 	}
-	b.setVerdict(verdictModern)
-	b.switchMode(modeLegacyHost)
+	b.switchMode(b.legacyHostMode())
 	b.lh.adopt(init, pr)
 	b.lh.onInitialized()
 	return true
 }
 
-// probeFor probes with the capabilities and identity of the host's
-// initialize.
-func (b *Bridge) probeFor(ctx context.Context, init []byte) (probeResult, error) {
-	hs := parseHandshake(init)
-	return b.probe(ctx, hs.caps, hs.info)
-}
-
-// handshake is what the bridge keeps of a legacy host's initialize.
-type handshake struct {
-	version string
-	caps    []byte // params.capabilities, raw
-	info    []byte // params.clientInfo, raw
-}
-
-func parseHandshake(init []byte) handshake {
-	var hs handshake
+// handshakeOf reads the capabilities and identity a legacy host declared
+// in its initialize (init, raw; nil before one).
+func handshakeOf(init []byte) (caps, info []byte) {
 	var m wire.Message
 	if init == nil || wire.Parse(init, &m) != nil {
-		return hs
+		return nil, nil
 	}
-	hs.version, _ = wire.StringField(m.Raw, m.Params, "protocolVersion")
-	if sp, ok := wire.Field(m.Raw, m.Params, "capabilities"); ok && m.Raw[sp.Start] == '{' {
-		hs.caps = clone(m.Bytes(sp))
-	}
-	if sp, ok := wire.Field(m.Raw, m.Params, "clientInfo"); ok && m.Raw[sp.Start] == '{' {
-		hs.info = clone(m.Bytes(sp))
-	}
-	return hs
+	_, caps, info = translate.InitializeOf(&m)
+	return caps, info
 }

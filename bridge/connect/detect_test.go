@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
@@ -53,8 +54,8 @@ func TestClassifyStatus(t *testing.T) {
 		if strings.Contains(tt.name, "server/discover") {
 			method = "server/discover"
 		}
-		v, ver := classifyStatus(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body}, method)
-		if v != tt.want || ver != tt.version {
+		d := translate.Decide(statusEvidence(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body}, method, true))
+		if v, ver := d.Era, d.Version; v != tt.want || ver != tt.version {
 			t.Errorf("%s: got %v %q, want %v %q", tt.name, v, ver, tt.want, tt.version)
 		}
 	}
@@ -73,7 +74,7 @@ func TestClassifyStatus(t *testing.T) {
 		if err := wire.Parse([]byte(tt.resp), &m); err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := classifyDiscover(&m); v != tt.want {
+		if v := translate.Decide(translate.ResponseEvidence("server/discover", true, &m)).Era; v != tt.want {
 			t.Errorf("discover answer %s: got %v, want %v", tt.resp, v, tt.want)
 		}
 	}

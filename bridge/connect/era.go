@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -20,9 +19,9 @@ import (
 // ambiguous (2026-07-28 streamable-http §Backward Compatibility; the
 // decision table is in docs/compatibility.md).
 
-// probeTimeout bounds a server/discover probe; running out of it is an
-// outage, not era evidence.
-const probeTimeout = 30 * time.Second
+// probeTimeout bounds a request of the bridge's own besides the probe
+// (modernhost_listen.go): the probe's bound, translate.ProbeTimeout.
+const probeTimeout = translate.ProbeTimeout
 
 // verdict is what the bridge knows about the remote's era; the rules that
 // reach one live in translate.Decide.
@@ -33,25 +32,6 @@ const (
 	verdictModern  = translate.EraModern
 	verdictLegacy  = translate.EraLegacy
 )
-
-// mode is how the bridge relays: as is, or translating one way.
-type mode int32
-
-const (
-	modePass       mode = iota // host and remote speak the same era (or nothing is known yet)
-	modeLegacyHost             // a 2025-xx host on a 2026-07-28-only remote
-	modeModernHost             // a 2026-07-28 host on a 2025-xx-only remote
-)
-
-func (m mode) String() string {
-	switch m {
-	case modeLegacyHost:
-		return "legacy host on a modern remote"
-	case modeModernHost:
-		return "modern host on a legacy remote"
-	}
-	return "pass-through"
-}
 
 // eras caches verdicts: "Clients SHOULD cache the result for the lifetime
 // of the server process (stdio) or origin (HTTP)" (2026-07-28
@@ -77,15 +57,6 @@ func (b *Bridge) setVerdict(v verdict) {
 // if the cached assumption later fails", versioning §Backward Compatibility).
 func (b *Bridge) forgetVerdict() { eras.Delete(b.cfg.URL) }
 
-func (b *Bridge) currentMode() mode { return mode(b.mode.Load()) }
-
-// switchMode leaves pass-through for a translation mode, once.
-func (b *Bridge) switchMode(to mode) {
-	if b.mode.CompareAndSwap(int32(modePass), int32(to)) {
-		b.log.Info().Stringer("mode", to).Msg("translating between protocol eras")
-	}
-}
-
 func (b *Bridge) protocol() Protocol {
 	if b.cfg.Protocol == "" {
 		return ProtocolAuto
@@ -93,31 +64,10 @@ func (b *Bridge) protocol() Protocol {
 	return b.cfg.Protocol
 }
 
-// decideMode picks the relay mode from the host's first request: its era
-// (a request with the 2026-07-28 _meta envelope is modern, anything else,
-// initialize above all, legacy) against the pinned or cached era of the
-// remote. It runs on the stdin loop, before that request is relayed.
-func (b *Bridge) decideMode(m *wire.Message) {
-	hostModern := m.IsModern()
-	remote := b.cachedVerdict()
-	switch b.protocol() {
-	case ProtocolModern:
-		remote = verdictModern
-	case ProtocolLegacy:
-		remote = verdictLegacy
-	}
-	switch {
-	case !hostModern && remote == verdictModern:
-		b.switchMode(modeLegacyHost)
-	case hostModern && remote == verdictLegacy:
-		b.switchMode(modeModernHost)
-	}
-}
-
 // detectable reports whether a pass-through exchange may still reveal that
 // the remote speaks the other era.
 func (b *Bridge) detectable() bool {
-	return b.protocol() == ProtocolAuto && b.currentMode() == modePass && b.cachedVerdict() == verdictUnknown
+	return b.protocol() == ProtocolAuto && b.passingThrough() && b.cachedVerdict() == verdictUnknown
 }
 
 // probeResult is what a server/discover probe learnt.
@@ -125,16 +75,6 @@ type probeResult struct {
 	verdict verdict
 	version string // the modern version to speak, for verdictModern
 	result  []byte // the DiscoverResult response, when the remote sent one
-}
-
-// classifyStatus turns an HTTP error answer to a modern request for
-// method into era evidence: 401/403 are an auth problem and 5xx, 429, ...
-// an outage (no evidence); 400/404 are a refusal, its body read when it
-// is a JSON-RPC error; 405 refuses the kind of request, whatever the body
-// says. translate.Decide judges it.
-func classifyStatus(se *httpclient.StatusError, method string) (verdict, string) {
-	d := translate.Decide(statusEvidence(se, method, true))
-	return d.Era, d.Version
 }
 
 // statusEvidence maps an HTTP error answer to a request of method (in the
@@ -147,13 +87,6 @@ func statusEvidence(se *httpclient.StatusError, method string, modern bool) tran
 		return translate.RefusalEvidence(method, modern, translate.AnswerNotAllowed, se.Body)
 	}
 	return translate.Evidence{Method: method, Modern: modern}
-}
-
-// classifyDiscover judges the response to a server/discover that reached
-// the remote's JSON-RPC layer.
-func classifyDiscover(m *wire.Message) (verdict, string) {
-	d := translate.Decide(translate.ResponseEvidence("server/discover", true, m))
-	return d.Era, d.Version
 }
 
 // probe sends server/discover with full modern headers and judges the
@@ -178,11 +111,10 @@ func (b *Bridge) probe(ctx context.Context, caps, info []byte) (probeResult, err
 }
 
 func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byte) (pr probeResult, retryWith string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, translate.ProbeTimeout)
 	defer cancel()
 	id := b.mintID("probe")
-	params := append(append([]byte(`{"_meta":{`), translate.EnvelopeFields(version, caps, info, "")...), "}}"...)
-	body := wire.Request(id, "server/discover", params)
+	body := wire.Request(id, "server/discover", translate.ProbeParams(version, caps, info))
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
 		return pr, "", err
@@ -201,14 +133,11 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 		if !errors.As(err, &se) {
 			return pr, "", err
 		}
-		v, ver := classifyStatus(se, "server/discover")
-		if v == verdictUnknown {
+		d, retry := translate.JudgeProbe(statusEvidence(se, "server/discover", true), version)
+		if d.Era == verdictUnknown {
 			return pr, "", err
 		}
-		if v == verdictModern && ver != version {
-			return probeResult{verdict: v, version: ver}, ver, nil
-		}
-		return probeResult{verdict: v, version: ver}, "", nil
+		return probeResult{verdict: d.Era, version: d.Version}, retry, nil
 	}
 	defer resp.Close()
 	r, err := awaitResponse(resp, id, nil)
@@ -217,48 +146,31 @@ func (b *Bridge) probeOnce(ctx context.Context, version string, caps, info []byt
 			return pr, "", ctx.Err()
 		}
 		// 202 or a stream without an answer.
-		d := translate.Decide(translate.Evidence{Method: "server/discover", Modern: true, Answer: translate.AnswerEmpty})
+		d, _ := translate.JudgeProbe(translate.Evidence{Method: "server/discover", Modern: true, Answer: translate.AnswerEmpty}, version)
 		return probeResult{verdict: d.Era}, "", nil
 	}
-	v, ver := classifyDiscover(r)
-	pr = probeResult{verdict: v, version: ver}
-	if v == verdictModern && r.Result.Present() {
+	d, retry := translate.JudgeProbe(translate.ResponseEvidence("server/discover", true, r), version)
+	pr = probeResult{verdict: d.Era, version: d.Version}
+	if d.Era == verdictModern && r.Result.Present() {
 		pr.result = clone(r.Raw)
 	}
-	if v == verdictModern && ver != version && !r.Result.Present() {
-		return pr, ver, nil
-	}
-	return pr, "", nil
+	return pr, retry, nil
 }
 
 // remoteCaps is the part of a server's capabilities the translation acts
 // on: which change notifications it sends, whether it takes resource
-// subscriptions and log levels.
+// subscriptions (translate.ChangeCaps) and log levels.
 type remoteCaps struct {
-	toolsListChanged, promptsListChanged, resourcesListChanged bool
-	resourcesSubscribe, logging                                bool
+	translate.ChangeCaps
+	logging bool
 }
 
 func parseRemoteCaps(raw []byte) remoteCaps {
-	type listChanged struct {
-		ListChanged bool `json:"listChanged"`
-		Subscribe   bool `json:"subscribe"`
-	}
 	var c struct {
-		Tools     *listChanged    `json:"tools"`
-		Prompts   *listChanged    `json:"prompts"`
-		Resources *listChanged    `json:"resources"`
-		Logging   json.RawMessage `json:"logging"`
+		Logging json.RawMessage `json:"logging"`
 	}
 	if len(raw) > 0 {
 		json.Unmarshal(raw, &c)
 	}
-	var r remoteCaps
-	r.toolsListChanged = c.Tools != nil && c.Tools.ListChanged
-	r.promptsListChanged = c.Prompts != nil && c.Prompts.ListChanged
-	if c.Resources != nil {
-		r.resourcesListChanged, r.resourcesSubscribe = c.Resources.ListChanged, c.Resources.Subscribe
-	}
-	r.logging = len(c.Logging) > 0 && string(c.Logging) != "null"
-	return r
+	return remoteCaps{translate.ParseChangeCaps(raw), len(c.Logging) > 0 && string(c.Logging) != "null"}
 }

@@ -39,9 +39,7 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 // omitted" from the acknowledgement; the remote's capabilities say what it
 // sends.
 func (h *modernHost) ChangeCaps() translate.ChangeCaps {
-	c := h.remoteCaps()
-	return translate.ChangeCaps{Tools: c.toolsListChanged, Prompts: c.promptsListChanged,
-		Resources: c.resourcesListChanged, Subscribe: c.resourcesSubscribe}
+	return h.remoteCaps().ChangeCaps
 }
 
 // Subscribe subscribes the remote session to uri.

@@ -30,7 +30,7 @@ func (n *hostNotices) hostInitialized() { n.ready.Store(true) }
 // as notifications/progress and notifications/message" (basic/transports/
 // stdio), and a login belongs to no request of its own.
 func (b *Bridge) LogToHost(level string, data any) bool {
-	if !b.notices.ready.Load() || b.currentMode() == modeModernHost {
+	if !b.notices.ready.Load() || !b.strategy().notices() {
 		return false
 	}
 	params, err := json.Marshal(struct {

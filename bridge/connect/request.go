@@ -31,14 +31,12 @@ func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
 	if b.refuseHidden(p, m) {
 		return
 	}
-	switch b.currentMode() {
-	case modeLegacyHost:
-		b.lh.relay(ctx, p, m)
-		return
-	case modeModernHost:
-		b.mh.relay(ctx, p, m)
-		return
-	}
+	b.strategy().relay(ctx, p, m)
+}
+
+// passRelay relays a host request as it is (passThrough), watching its
+// answer for the remote's era while that is unknown.
+func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 	if m.Method == "subscriptions/listen" && p.modern {
 		b.relayListen(ctx, p, m)
 		return

@@ -72,10 +72,7 @@ func (b *Bridge) remoteJSON(msg []byte) bool {
 }
 
 func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
-	if src.p == nil && src.batch == nil && b.currentMode() == modeModernHost {
-		// A 2026-07-28 host expects nothing unasked: the translation
-		// sorts it out.
-		b.mh.fromRemote(msg)
+	if src.p == nil && src.batch == nil && b.strategy().unasked(msg) {
 		return false
 	}
 	var m wire.Message

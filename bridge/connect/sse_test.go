@@ -1,7 +1,9 @@
 package connect
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -23,12 +25,16 @@ func sseRemote(t *testing.T) (srv *httptest.Server, release chan struct{}, start
 	return srv, release, started
 }
 
-// sseRemoteServer is sseRemote that also counts the streams opened.
-func sseRemoteServer(t *testing.T) (srv *httptest.Server, release chan struct{}, started chan struct{}, streams *atomic.Int32) {
+// sseCounts counts the streams an SSE remote opened and the
+// notifications/initialized it accepted (one per session).
+type sseCounts struct{ streams, initialized atomic.Int32 }
+
+// sseRemoteServer is sseRemote that also counts streams and sessions.
+func sseRemoteServer(t *testing.T) (srv *httptest.Server, release chan struct{}, started chan struct{}, counts *sseCounts) {
 	t.Helper()
 	release, started = make(chan struct{}), make(chan struct{}, 4)
 	server := goSDKServer()
-	streams = new(atomic.Int32)
+	counts = new(sseCounts)
 	mcp.AddTool(server, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
 		started <- struct{}{}
 		select {
@@ -40,13 +46,21 @@ func sseRemoteServer(t *testing.T) (srv *httptest.Server, release chan struct{},
 	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
-			streams.Add(1)
+			counts.streams.Add(1)
+		}
+		var body []byte
+		if r.Method == http.MethodPost {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"notifications/initialized"`)) {
+			counts.initialized.Add(1)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	return srv, release, started, streams
+	return srv, release, started, counts
 }
 
 // A 2025 host on an HTTP+SSE server, by the fallback (auto) and pinned:
@@ -86,13 +100,13 @@ func TestSSERemoteModernHost(t *testing.T) {
 func TestSSERemoteStreamBreaks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv, _, started, streams := sseRemoteServer(t)
+	srv, _, started, counts := sseRemoteServer(t)
 	var c counter
 	cs := connectThroughBridge(t, ctx, srv.URL, []string{"--transport", "sse"}, "2025-11-25", clientOptions(&c))
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := streams.Load(); n != 1 {
+	if n := counts.streams.Load(); n != 1 {
 		t.Fatalf("%d streams opened, want 1", n)
 	}
 	errc := make(chan error, 1)
@@ -116,7 +130,11 @@ func TestSSERemoteStreamBreaks(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the call in flight got no answer when the stream broke")
 	}
-	waitFor(t, "a new stream without a host request", func() bool { return streams.Load() == 2 })
+	// The new stream opens before the handshake is replayed on it: a
+	// request in between would meet a session not yet initialized.
+	waitFor(t, "a new stream and session without a host request", func() bool {
+		return counts.streams.Load() == 2 && counts.initialized.Load() == 2
+	})
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) < 3 {
 		t.Fatalf("ListTools after the break = %v, %v; want the session re-established", tools, err)

@@ -18,7 +18,7 @@ import (
 const ModernVersion = translate.Modern
 
 // probeMeta is the _meta envelope of the bridge's own requests to a child.
-var probeMeta = `{"_meta":{` + string(translate.EnvelopeFields(translate.Modern, nil, []byte(`{"name":"mcp-bridge","version":"1"}`), "")) + `}}`
+var probeMeta = string(translate.ProbeParams(translate.Modern, nil, []byte(`{"name":"mcp-bridge","version":"1"}`)))
 
 // bridgeCapabilities are what the bridge declares when it performs the
 // handshake with a legacy child on behalf of 2026-07-28 clients: every

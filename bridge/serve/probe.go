@@ -25,21 +25,12 @@ const (
 	ChildLegacy ChildProtocol = "legacy" // the 2025 handshake only
 )
 
-// eras is what the child was found to speak.
+// eras is what the child was found to speak (translate.ProbeEras).
 type eras struct {
 	modern, legacy bool
 }
 
-func (e eras) String() string {
-	switch {
-	case e.modern && e.legacy:
-		return "dual-era"
-	case e.modern:
-		return "2026-07-28 only"
-	default:
-		return "legacy only"
-	}
-}
+func (e eras) String() string { return translate.Eras{Modern: e.modern, Legacy: e.legacy}.String() }
 
 // A verdict is the era probe's outcome.
 type verdict struct {
@@ -78,8 +69,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 	// Two siblings at once: one is asked server/discover, the other
 	// initialize. A dual-era server picks its era from how the client opens
 	// (versioning §Dual-era servers), so each question needs a fresh process.
-	var modern, legacy bool
-	var dRefused, iRefused bool // answered, with a JSON-RPC error
+	var dReply, iReply translate.Reply
 	var dErr, iErr error
 	var dp, ip *prober
 	answered := make(chan struct{}, 2) // a sibling answered (anything)
@@ -95,20 +85,16 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			dErr = err
 			return
 		}
-		d := translate.Decide(translate.ResponseEvidence("server/discover", true, resp))
+		dReply = translate.DiscoverReply(translate.ResponseEvidence("server/discover", true, resp))
 		switch {
-		case d.Era == translate.EraModern:
-			modern = true
+		case dReply == translate.ReplyYes:
 			if resp.Result.Present() {
 				dp.resp = resp
 			}
 		case resp.Result.Present():
-			// A stateful Go SDK server lists only 2025 versions.
 			dErr = errors.New("answered listing no 2026-07-28 version")
-			dRefused = true
 		default:
 			dErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
-			dRefused = true
 		}
 		answered <- struct{}{}
 	})
@@ -121,19 +107,15 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			iErr = err
 			return
 		}
-		// A legacy answer to initialize is weak evidence on its own (a
-		// modern-only server may answer it too); here the server/discover
-		// sibling is its confirmation.
 		e := translate.ResponseEvidence("initialize", false, resp)
-		switch {
-		case translate.Decide(e).Era == translate.EraLegacy:
-			legacy, ip.resp = true, resp
-		case resp.Result.Present():
+		switch iReply = translate.InitializeReply(e); iReply {
+		case translate.ReplyYes:
+			ip.resp = resp
+		case translate.ReplyOther:
 			iErr = errors.New("answered with protocolVersion " + e.ProtocolVersion)
 			ip.resp = resp
 		default:
 			iErr = errors.New("answered with an error: " + string(resp.Bytes(resp.Error)))
-			iRefused = true
 		}
 		answered <- struct{}{}
 	})
@@ -143,7 +125,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 	case <-done:
 	case <-answered:
 		took := time.Since(began)
-		grace := time.NewTimer(took + time.Second)
+		grace := time.NewTimer(took + translate.ProbeGrace)
 		select {
 		case <-done:
 		case <-grace.C:
@@ -165,7 +147,9 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 			}
 		}
 	}
-	v := verdict{eras: eras{modern: modern, legacy: legacy}}
+	found, decided := translate.ProbeEras(dReply, iReply)
+	v := verdict{eras: eras{modern: found.Modern, legacy: found.Legacy}}
+	modern, legacy := dReply == translate.ReplyYes, iReply == translate.ReplyYes
 	switch {
 	case modern && dp.resp != nil:
 		v.adopt, dp = dp, nil
@@ -188,15 +172,12 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 		v.how = "server/discover answered; initialize: " + errText(iErr)
 	case legacy:
 		v.how = "initialize answered; server/discover: " + errText(dErr)
-	case dRefused && iRefused:
+	case decided:
 		// Both siblings are up and answer, with errors: a --config remote
 		// entry whose remote refuses (401, 500, a refused redirect), a
-		// server that lacks its configuration. That names no era, but it
-		// is no reason to hold requests back either (they would wait out
-		// the start timeout for an answer that already came): each
-		// client's request is passed on in its own era and gets the
-		// child's own answer, as from a dual-era server.
-		v.eras = eras{modern: true, legacy: true}
+		// server that lacks its configuration. Requests would wait out
+		// the start timeout for an answer that already came: each is
+		// passed on in its client's era (translate.ProbeEras).
 		v.how = "both answered with errors, passed on in each client's era (server/discover: " + errText(dErr) + "; initialize: " + errText(iErr) + ")"
 	case errText(dErr) == errText(iErr):
 		v.failed, v.quick = errText(dErr), quick // cannot start, typically
@@ -222,8 +203,8 @@ func errText(err error) string {
 // (translating), and /readyz says why it is not ready.
 func (s *sharedChild) detect(ctx context.Context) bool {
 	b := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, 250*time.Millisecond)),
-		backoff.WithMaxInterval(30*time.Second),
+		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, translate.ProbeRetryMin)),
+		backoff.WithMaxInterval(translate.ProbeRetryMax),
 		backoff.WithMaxElapsedTime(0),
 	)
 	said := ""

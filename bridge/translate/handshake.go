@@ -10,6 +10,22 @@ import (
 // an InitializeResult and a DiscoverResult's _meta must carry.
 var unknownServer = []byte(`{"name":"mcp-bridge remote","version":"unknown"}`)
 
+// InitializeOf reads a 2025 initialize request: its protocolVersion, and
+// its capabilities and clientInfo, raw and copied (nil unless objects).
+func InitializeOf(init *wire.Message) (version string, caps, info []byte) {
+	if init == nil || !init.Params.Present() {
+		return "", nil, nil
+	}
+	version, _ = wire.StringField(init.Raw, init.Params, "protocolVersion")
+	if sp, ok := wire.Field(init.Raw, init.Params, "capabilities"); ok && init.Raw[sp.Start] == '{' {
+		caps = append([]byte(nil), init.Bytes(sp)...)
+	}
+	if sp, ok := wire.Field(init.Raw, init.Params, "clientInfo"); ok && init.Raw[sp.Start] == '{' {
+		info = append([]byte(nil), init.Bytes(sp)...)
+	}
+	return version, caps, info
+}
+
 // DiscoverFromInitialize builds the server/discover result a 2026-07-28
 // peer gets from a legacy peer's InitializeResult (the result object): "a
 // DiscoverResult lists supportedVersions, capabilities, instructions, and

@@ -89,17 +89,7 @@ func New(l Listener, maxAnswerBytes int) *Session {
 // session kept from an earlier one: log level, subscriptions, readiness,
 // discovery. It ends the listen stream of the earlier handshake.
 func (s *Session) Handshake(init *wire.Message) {
-	var version string
-	var caps, info []byte
-	if init != nil && init.Params.Present() {
-		version, _ = wire.StringField(init.Raw, init.Params, "protocolVersion")
-		if sp, ok := wire.Field(init.Raw, init.Params, "capabilities"); ok && init.Raw[sp.Start] == '{' {
-			caps = clone(init.Bytes(sp))
-		}
-		if sp, ok := wire.Field(init.Raw, init.Params, "clientInfo"); ok && init.Raw[sp.Start] == '{' {
-			info = clone(init.Bytes(sp))
-		}
-	}
+	version, caps, info := translate.InitializeOf(init)
 	s.mu.Lock()
 	s.hostVersion, s.caps, s.info = version, caps, info
 	s.modern, s.discover, s.change, s.tasks = "", nil, changeCaps{}, false
