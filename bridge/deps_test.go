@@ -50,6 +50,13 @@ func TestImportRules(t *testing.T) {
 		// stdiohost and answers with wire/translate, and owns no HTTP.
 		module + "/bridge/exec": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		module + "/examples":    {module + "/cmd"},
+		// serve's authorization (static tokens, principals, the OAuth
+		// resource server): below serve and the gateway, which ask it, and
+		// owning no MCP transport or process; its HTTP clients follow the
+		// outbound policy (allowedInternal).
+		module + "/bridge/auth": {module + "/bridge/", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
+		// TLS certificate reload for a listener: a leaf that knows no MCP.
+		module + "/bridge/tlsreload": {module + "/", "net/http", "os/exec"},
 		// The goroutine owner of every long-lived object (Handler,
 		// Bridge, Gateway, the aggregate's sessions): a leaf.
 		module + "/bridge/internal/lifecycle": {module + "/"},
@@ -59,6 +66,7 @@ func TestImportRules(t *testing.T) {
 		// Every HTTP client follows the one outbound policy.
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
+		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{
