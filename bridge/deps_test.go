@@ -55,6 +55,13 @@ func TestImportRules(t *testing.T) {
 		// stdiohost and answers with wire/translate, and owns no HTTP.
 		module + "/bridge/exec": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		module + "/examples":    {module + "/cmd"},
+		// serve's authorization (static tokens, principals, the OAuth
+		// resource server): below serve and the gateway, which ask it, and
+		// owning no MCP transport or process; its HTTP clients follow the
+		// outbound policy (allowedInternal).
+		module + "/bridge/auth": {module + "/bridge/", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
+		// TLS certificate reload for a listener: a leaf that knows no MCP.
+		module + "/bridge/tlsreload": {module + "/", "net/http", "os/exec"},
 		// The goroutine owner of every long-lived object (Handler,
 		// Bridge, Gateway, the aggregate's sessions): a leaf.
 		module + "/bridge/internal/lifecycle": {module + "/"},
@@ -65,6 +72,7 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
 		module + "/bridge/stream":    {module + "/bridge/wire", module + "/bridge/internal/ratelog"},
+		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{

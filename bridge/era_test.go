@@ -223,3 +223,91 @@ func TestStrategyChosenOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestExchangeSetOnce keeps a host request's traffic in one value chosen
+// at its dispatch (connect/route.go's exchange): pass-through, detection,
+// or the translating call that answers it. Before, translating calls
+// installed hooks on connect's pending (final, other, onCancel, answered)
+// one by one as they went. In connect's non-test code it finds:
+//
+//   - a field of func or chan type on pending (a hook coming back);
+//   - a setHooks or setOnCancel function;
+//   - pending's exchange (ex) assigned outside setExchange and resetWire;
+//   - a pending made without an exchange (route and notify call it).
+func TestExchangeSetOnce(t *testing.T) {
+	setters := map[string]bool{"setExchange": true, "resetWire": true}
+	files, err := filepath.Glob(filepath.Join("connect", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in connect: %v", err)
+	}
+	sawPending := false
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					ts, ok := spec.(*ast.TypeSpec)
+					if !ok || ts.Name.Name != "pending" {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					sawPending = true
+					for _, fld := range st.Fields.List {
+						switch fld.Type.(type) {
+						case *ast.FuncType, *ast.ChanType:
+							t.Errorf("%s: pending has a hook field %s: a request's traffic goes to its one exchange (connect/route.go)", fset.Position(fld.Pos()), fld.Names[0].Name)
+						}
+					}
+				}
+			case *ast.FuncDecl:
+				fn := d.Name.Name
+				if fn == "setHooks" || fn == "setOnCancel" {
+					t.Errorf("%s: %s is back: a request's exchange is set once, by setExchange", fset.Position(d.Pos()), fn)
+				}
+				if d.Body == nil {
+					continue
+				}
+				ast.Inspect(d.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.AssignStmt:
+						for _, l := range n.Lhs {
+							if s, ok := l.(*ast.SelectorExpr); ok && s.Sel.Name == "ex" && !setters[fn] {
+								t.Errorf("%s: %s sets a request's exchange: use setExchange", fset.Position(n.Pos()), fn)
+							}
+						}
+					case *ast.CompositeLit:
+						if id, ok := n.Type.(*ast.Ident); !ok || id.Name != "pending" {
+							return true
+						}
+						hasEx := false
+						for _, e := range n.Elts {
+							if kv, ok := e.(*ast.KeyValueExpr); ok {
+								if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ex" {
+									hasEx = true
+								}
+							}
+						}
+						if !hasEx {
+							t.Errorf("%s: %s makes a pending without an exchange (ex: pass{b})", fset.Position(n.Pos()), fn)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	if !sawPending {
+		t.Fatal("connect has no pending struct: update this test")
+	}
+}

@@ -173,9 +173,9 @@ fuzz ./httpclient FuzzSSEStream
 fuzz ./httpclient FuzzEndpointURL
 fuzz ./examples/memos FuzzFilter
 fuzz ./bridge/stream FuzzParseEventID
-fuzz ./bridge/serve FuzzParseTokenFile
-fuzz ./bridge/rsauth FuzzVerify
-fuzz ./bridge/rsauth FuzzMaxAge
+fuzz ./bridge/auth FuzzParseTokenFile
+fuzz ./bridge/auth FuzzVerify
+fuzz ./bridge/auth FuzzMaxAge
 fuzz ./bridge/teamconfig FuzzParseConfig
 fuzz ./bridge/aggregate FuzzURIRouting
 fuzz ./bridge/aggregate FuzzServerMessages

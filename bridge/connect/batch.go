@@ -33,7 +33,7 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		}
 		// One POST carries them all: a cancellation marks its request
 		// (no answer) but cannot close the stream the others share.
-		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), cancel: func() {}}
+		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), cancel: func() {}, ex: pass{b}}
 		p.wireID, p.wireModern = p.id, p.modern
 		if !b.register(p) {
 			continue

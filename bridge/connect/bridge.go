@@ -97,31 +97,16 @@ type pending struct {
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
-	// Both are written under Bridge.mu (setWireID, resetWire)
+	// Both are written under Bridge.mu (setExchange, resetWire)
 	// once p is in flight: wireModern is read by the stdin loop
 	// (cancellation), wireID by pendingByWireID on a stream's reader.
 	wireID     []byte
 	wireModern bool
 
-	// detect marks a pass-through request whose answer may reveal that the
-	// remote speaks the other era (era.go); eraHint is what it revealed.
-	detect  bool
-	eraHint verdict
-	held    []byte // a legacy initialize's in-band error, held back while the era is probed
-
-	// Translation hooks, called from emit for the messages of this
-	// request's response stream: final for its response (which it writes
-	// itself, or not), other for everything else.
-	final func(m *wire.Message)
-	other func(msg []byte, m *wire.Message)
-
-	// onCancel, if set, replaces the default handling of the host's
-	// notifications/cancelled for this request. Guarded by Bridge.mu.
-	onCancel func()
-
-	// answered, if set, is closed once a translated call answered this
-	// request on another goroutine's behalf (a retry of a suspended call).
-	answered chan struct{}
+	// ex takes the remote's messages for p and the host's cancellation of
+	// it: pass-through, or what its dispatch chose (setExchange). Guarded
+	// by Bridge.mu once p is in flight.
+	ex exchange
 
 	// Each host request is answered exactly once, whatever the remote
 	// sends (route.go): finalFor is the wire id whose response was taken
@@ -129,21 +114,6 @@ type pending struct {
 	// replied is set by the one write of the host's answer.
 	finalFor []byte
 	replied  atomic.Bool
-}
-
-// setWireID gives p a new id toward the remote. Only p's own goroutine
-// writes it, but pendingByWireID reads it from a stream's reader.
-func (b *Bridge) setWireID(p *pending, id []byte) {
-	b.mu.Lock()
-	p.wireID = id
-	b.mu.Unlock()
-}
-
-// setOnCancel installs p's cancellation hook.
-func (b *Bridge) setOnCancel(p *pending, f func()) {
-	b.mu.Lock()
-	p.onCancel = f
-	b.mu.Unlock()
 }
 
 // New returns a Bridge for cfg. It does not contact the remote.
@@ -376,7 +346,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			b.sawRequest = true
 			b.decideMode(&m)
 		}
-		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now()}
+		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), ex: pass{b}}
 		p.wireID, p.wireModern = p.id, b.strategy().wireModern(p.modern)
 		rctx, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
@@ -496,18 +466,17 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	if m.Method == "notifications/cancelled" && m.RequestID.Present() {
 		b.mu.Lock()
 		p := b.inflight[string(m.Bytes(m.RequestID))]
-		var onCancel func()
+		var ex exchange
 		var closeStream bool
 		if p != nil {
-			// Under the lock: a hook installed after this sees the flag.
+			// Under the lock: an exchange set after this sees the flag.
 			p.cancelled.Store(true)
-			onCancel, closeStream = p.onCancel, p.wireModern
+			ex, closeStream = p.ex, p.wireModern
 		}
 		b.mu.Unlock()
 		if p != nil {
 			switch {
-			case onCancel != nil:
-				onCancel()
+			case ex.cancelled(p):
 				return
 			case closeStream:
 				p.cancel()

@@ -35,26 +35,29 @@ import (
 // 401/403 are an authorization problem and 5xx/timeouts an outage: no
 // evidence, nothing cached, the host sees the error.
 
-// detectFinal is the final-response hook of a pass-through request under
-// detection: translate.Observe says whether its answer is passed on (and
-// settles the era), held back while a probe asks the remote, or dropped
-// because the remote lacks the host's era (the request goes again in
-// translation).
-func (b *Bridge) detectFinal(p *pending) func(m *wire.Message) {
-	return func(m *wire.Message) {
-		d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
-		switch step {
-		case translate.StepHold:
-			p.held = clone(m.Raw)
-			return
-		case translate.StepSwitch:
-			p.eraHint = d.Era
-			return
-		case translate.StepSettle:
-			b.setVerdict(d.Era)
-		}
-		b.passFinal(p, m)
+// detecting is the exchange of a pass-through request under detection:
+// translate.Observe says whether its answer is passed on (and settles the
+// era), held back while a probe asks the remote, or dropped because the
+// remote lacks the host's era (the request goes again in translation).
+type detecting struct {
+	pass
+	eraHint verdict // what the answer revealed of the remote's era
+	held    []byte  // the answer (a legacy initialize's in-band error, say), held back while the era is probed
+}
+
+func (x *detecting) final(p *pending, m *wire.Message) {
+	d, step := translate.Observe(translate.ResponseEvidence(p.method, p.modern, m))
+	switch step {
+	case translate.StepHold:
+		x.held = clone(m.Raw)
+		return
+	case translate.StepSwitch:
+		x.eraHint = d.Era
+		return
+	case translate.StepSettle:
+		x.b.setVerdict(d.Era)
 	}
+	x.pass.final(p, m)
 }
 
 // refusal reports whether err is an HTTP refusal that may be an era
@@ -83,18 +86,18 @@ func observeErr(err error, method string, modern bool) (translate.Decision, tran
 }
 
 // translateAfter looks at the outcome of a pass-through request under
-// detection and, when it shows the remote lacks the host's era, switches
+// detection (d, its exchange) and, when it shows the remote lacks the host's era, switches
 // the session to translation and answers p that way. It reports whether it
 // answered p.
-func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message, err error) bool {
+func (b *Bridge) translateAfter(ctx context.Context, p *pending, d *detecting, m *wire.Message, err error) bool {
 	if p.cancelled.Load() || b.protocol() != ProtocolAuto {
 		return false
 	}
 	if !b.passingThrough() {
 		// Another request settled the era meanwhile.
-		return b.retranslate(ctx, p, m, err)
+		return b.retranslate(ctx, p, d, m, err)
 	}
-	v, step := b.evidenceOf(p, m, err)
+	v, step := b.evidenceOf(p, d, m, err)
 	var init []byte
 	var pr probeResult
 	if step == translate.StepHold {
@@ -120,7 +123,7 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 	switch {
 	case step == translate.StepSwitch && p.modern:
 		b.switchMode(b.modernHostMode())
-		if p.held == nil {
+		if d.held == nil {
 			b.mh.relay(ctx, p, m)
 			return true
 		}
@@ -134,38 +137,38 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, m *wire.Message
 			b.lh.relay(ctx, p, m)
 		}
 		return true
-	case p.held == nil:
+	case d.held == nil:
 		return false
 	}
-	b.writeHeld(p, m)
+	b.writeHeld(p, d, m)
 	return true
 }
 
 // evidenceOf is what p's outcome says of the remote: what its final
-// response showed (detectFinal: an era hint, or an answer held back), or
+// response showed (detecting: an era hint, or an answer held back), or
 // the HTTP error it ended with.
-func (b *Bridge) evidenceOf(p *pending, m *wire.Message, err error) (verdict, translate.Step) {
+func (b *Bridge) evidenceOf(p *pending, d *detecting, m *wire.Message, err error) (verdict, translate.Step) {
 	switch {
-	case p.eraHint != verdictUnknown:
-		return p.eraHint, translate.StepSwitch
-	case p.held != nil:
+	case d.eraHint != verdictUnknown:
+		return d.eraHint, translate.StepSwitch
+	case d.held != nil:
 		return verdictUnknown, translate.StepHold
 	}
-	d, step, se := observeErr(err, m.Method, p.modern)
+	dec, step, se := observeErr(err, m.Method, p.modern)
 	if step == translate.StepHold && !p.modern && se.StatusCode == http.StatusNotFound && b.client.SessionID() != "" {
 		return verdictUnknown, translate.StepPass // a session that expired
 	}
-	return d.Era, step
+	return dec.Era, step
 }
 
 // retranslate runs p again in the translation mode another request chose,
 // if p failed in a way that mode explains.
-func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, err error) bool {
-	if p.modern && p.held != nil {
-		b.writeHeld(p, m)
+func (b *Bridge) retranslate(ctx context.Context, p *pending, d *detecting, m *wire.Message, err error) bool {
+	if p.modern && d.held != nil {
+		b.writeHeld(p, d, m)
 		return true
 	}
-	if _, ok := refusal(err); !ok && p.eraHint != verdictLegacy && p.held == nil {
+	if _, ok := refusal(err); !ok && d.eraHint != verdictLegacy && d.held == nil {
 		return false
 	}
 	b.relay(ctx, p, m)
@@ -174,8 +177,8 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, m *wire.Message, e
 
 // writeHeld answers the host's request with the answer held back for it,
 // as the strategy in force has it.
-func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
-	b.strategy().writeHeld(p, p.held, m.Method)
+func (b *Bridge) writeHeld(p *pending, d *detecting, m *wire.Message) {
+	b.strategy().writeHeld(p, d.held, m.Method)
 }
 
 // resetWire undoes what a pass-through attempt set on p, and records the
@@ -183,9 +186,8 @@ func (b *Bridge) writeHeld(p *pending, m *wire.Message) {
 func (b *Bridge) resetWire(p *pending, modern bool) {
 	b.mu.Lock()
 	p.wireID, p.wireModern = p.id, modern
-	p.final, p.other, p.finalFor = nil, nil, nil
+	p.ex, p.finalFor = pass{b}, nil
 	b.mu.Unlock()
-	p.detect, p.eraHint, p.held = false, verdictUnknown, nil
 }
 
 // probeHost probes the remote with a host's capabilities and identity,

@@ -132,32 +132,26 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	var inputRequired []byte
-	b.setHooks(p, func(fm *wire.Message) {
-		if translate.IsInputRequired(fm) {
-			inputRequired = clone(fm.Raw)
-			return
-		}
-		b.writeFinal(p, h.tidy(p, fm))
-	}, nil)
+	x := &legacyCall{pass: pass{b}, h: h}
+	b.setExchange(p, p.wireID, x)
 	wm := orig
 	for round := 0; ; round++ {
-		inputRequired = nil
+		x.inputRequired = nil
 		if err := b.forward(ctx, p, &wm); err != nil {
 			b.answerError(p, err)
 			return
 		}
-		if inputRequired == nil || p.cancelled.Load() {
+		if x.inputRequired == nil || p.cancelled.Load() {
 			return
 		}
-		r, err := h.fulfil(ctx, p, inputRequired, round)
+		r, err := h.fulfil(ctx, p, x.inputRequired, round)
 		if err != nil {
 			if !p.cancelled.Load() {
 				b.fail(p, err, nil)
 			}
 			return
 		}
-		b.setWireID(p, b.mintID("retry"))
+		b.setExchange(p, b.mintID("retry"), x)
 		retry, err := legacysession.Retry(orig.Raw, r, p.wireID)
 		if err != nil {
 			b.answerError(p, err)
@@ -168,6 +162,23 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 			return
 		}
 	}
+}
+
+// legacyCall is the exchange of a legacy host's request forwarded in the
+// 2026-07-28 form: its final response answers the host, unless it is an
+// InputRequiredResult, which call keeps for the next round.
+type legacyCall struct {
+	pass
+	h             *legacyHost
+	inputRequired []byte
+}
+
+func (x *legacyCall) final(p *pending, fm *wire.Message) {
+	if translate.IsInputRequired(fm) {
+		x.inputRequired = clone(fm.Raw)
+		return
+	}
+	x.b.writeFinal(p, x.h.tidy(p, fm))
 }
 
 // fulfil answers one InputRequiredResult: it sends the round's requests

@@ -38,11 +38,14 @@ type hostReq struct {
 	// the remote's progress goes out under this one.
 	token []byte
 	logs  bool // the host asked for log messages
+	// answered, if set, is closed once the call answered p on another
+	// goroutine's behalf (a retry of a suspended call: resume waits).
+	answered chan struct{}
 }
 
 // call is one host request forwarded to the remote, across the host's
 // retries; its input rounds are translate's machine (translate.Call), and
-// call is its face.
+// call is its face, and the exchange of each host request it answers.
 type call struct {
 	translate.Call[hostReq]
 	h        *modernHost
@@ -83,9 +86,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	b.setWireID(p, c.wid)
-	b.setHooks(p, c.final, c.other)
-	b.setOnCancel(p, c.cancelledByHost)
+	b.setExchange(p, c.wid, c)
 	if p.cancelled.Load() {
 		return // cancelled before it was sent
 	}
@@ -124,7 +125,7 @@ func (h *modernHost) progressOwner(token []byte) *call {
 }
 
 // other handles a message on the call's stream that is not its response.
-func (c *call) other(msg []byte, m *wire.Message) {
+func (c *call) other(_ *pending, msg []byte, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		c.h.serverRequest(c, m)
@@ -161,25 +162,23 @@ func (c *call) forwardProgress(msg []byte, m *wire.Message) {
 
 // final writes the call's response to the host request it now answers,
 // once no input round is open (translate.Call.Finish).
-func (c *call) final(fm *wire.Message) {
+func (c *call) final(_ *pending, fm *wire.Message) {
 	f, ok := c.Finish(c.ctx)
 	if !ok {
 		return
 	}
-	host := f.p
-	if out := c.urlAnswer(fm, host.id); out != nil {
-		c.h.b.writeFinal(host, out)
-		release(host)
-		return
+	out := c.urlAnswer(fm, f.p.id)
+	if out == nil {
+		out = translate.Complete(c.h.taskShape(c.method, fm), c.method, f.p.id)
 	}
-	c.h.b.writeFinal(host, translate.Complete(c.h.taskShape(c.method, fm), c.method, host.id))
-	release(host)
+	c.h.b.writeFinal(f.p, out)
+	release(f)
 }
 
 // release lets a retry's goroutine go once its request is answered.
-func release(p *pending) {
-	if p.answered != nil {
-		close(p.answered)
+func release(host hostReq) {
+	if host.answered != nil {
+		close(host.answered)
 	}
 }
 
@@ -297,14 +296,13 @@ func (c *call) Suspend(host hostReq, res []byte) {
 	// The host's id is answered: it may use it again.
 	b.retire(host.p)
 	b.writeFinal(host.p, wire.ResultResponse(host.p.id, res))
-	release(host.p)
+	release(host)
 }
 
 // Attach makes the host's retry the request the call answers: the
 // remote's response, and the host's cancellation, now concern it.
 func (c *call) Attach(host hostReq, _ bool) {
-	c.h.b.setWireID(host.p, c.wid)
-	c.h.b.setOnCancel(host.p, c.cancelledByHost)
+	c.h.b.setExchange(host.p, c.wid, c)
 }
 
 // Expire: the call's stream is closed, and end tells the remote.
@@ -312,11 +310,11 @@ func (c *call) Expire(error) { c.cancel() }
 
 func (c *call) Refused(sr translate.Ask, _ translate.Refusal, why string) { c.h.logRefused(sr, why) }
 
-// cancelledByHost handles the host's notifications/cancelled for the host
+// cancelled handles the host's notifications/cancelled for the host
 // request the call answers: 2026-07-28 wants no more messages for it, the
 // legacy remote wants to be told (it does not read a closed stream as a
 // cancellation). It runs on the stdin loop.
-func (c *call) cancelledByHost() {
+func (c *call) cancelled(*pending) bool {
 	host, _ := c.Current()
 	host.p.cancelled.Store(true)
 	c.orig.cancelled.Store(true)
@@ -324,6 +322,7 @@ func (c *call) cancelledByHost() {
 	b := c.h.b
 	ctx := context.WithoutCancel(c.ctx)
 	b.inOrder(ctx, func(ctx context.Context) { c.h.postCancel(ctx, c.wid, "the client cancelled the request") })
+	return true
 }
 
 // end finishes the call after its stream is done: it answers the host if
@@ -355,10 +354,10 @@ func (c *call) end(err error) {
 		if err == nil {
 			err = errors.New("the remote closed the response stream before answering")
 		}
-		b.setWireID(host.p, c.wid)
+		b.setExchange(host.p, c.wid, c)
 		b.answerError(host.p, err)
 	}
-	release(host.p)
+	release(host)
 }
 
 // resume takes the host's retry of a suspended call: the answers go to the
@@ -369,14 +368,14 @@ func (h *modernHost) resume(ctx context.Context, p *pending, m *wire.Message) {
 		host.token = clone(m.Bytes(m.ProgressToken))
 	}
 	// Set before the retry is taken: a round opened on it answers p.
-	p.answered = make(chan struct{})
+	host.answered = make(chan struct{})
 	c, _ := h.rounds.Retry(translate.RetryState(m), host, translate.InputResponses(m), m.ClientCapabilities())
 	if c == nil {
 		h.b.writeFinal(p, wire.ErrorResponse(p.id, wire.CodeInvalidParams, translate.ExpiredState, nil))
 		return
 	}
 	select {
-	case <-p.answered:
+	case <-host.answered:
 	case <-ctx.Done():
 	}
 }

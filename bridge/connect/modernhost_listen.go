@@ -23,7 +23,7 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b.setOnCancel(p, cancel)
+	b.setExchange(p, p.wireID, listening{pass{b}, cancel})
 	if p.cancelled.Load() {
 		return
 	}
@@ -34,6 +34,15 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 	case <-b.streamCtx.Done():
 	}
 }
+
+// listening is the exchange of a host's listen request: the host's
+// cancellation ends it.
+type listening struct {
+	pass
+	cancel context.CancelFunc
+}
+
+func (x listening) cancelled(*pending) bool { x.cancel(); return true }
 
 // ChangeCaps: "Notification types the server does not support are
 // omitted" from the acknowledgement; the remote's capabilities say what it

@@ -46,12 +46,13 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 	if m.Method == "initialize" {
 		b.sess.beforeInitialize(m)
 	}
-	p.detect = b.detectable()
-	if p.detect {
-		b.setHooks(p, b.detectFinal(p), nil)
+	var d *detecting
+	if b.detectable() {
+		d = &detecting{pass: pass{b}}
+		b.setExchange(p, p.wireID, d)
 	}
 	err := b.forward(ctx, p, m)
-	if p.detect && b.translateAfter(ctx, p, m, err) {
+	if d != nil && b.translateAfter(ctx, p, d, m, err) {
 		return
 	}
 	if err != nil {

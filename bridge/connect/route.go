@@ -25,6 +25,56 @@ type source struct {
 	// which answers nothing.
 }
 
+// exchange is where one host request's traffic goes: the remote's messages
+// on the request's response stream, and the host's cancellation of it. It
+// is set when the request is dispatched (setExchange): pass-through (pass),
+// era detection (detecting), or a translating call, which answers the host
+// its own way (modernhost_call.go, legacyhost.go, the listen request), so
+// route and notify never ask which it is.
+type exchange interface {
+	// final takes p's final response, once per wire id of p (takeFinal).
+	final(p *pending, m *wire.Message)
+	// other takes every other message on p's response stream.
+	other(p *pending, msg []byte, m *wire.Message)
+	// cancelled takes the host's notifications/cancelled of p on the stdin
+	// loop, or reports false for the default (Bridge.notify): a modern
+	// request's stream is closed, a legacy one's cancellation forwarded.
+	cancelled(p *pending) bool
+}
+
+// pass relays a request's answer as the remote sent it.
+type pass struct{ b *Bridge }
+
+func (pass) cancelled(*pending) bool { return false }
+func (x pass) other(p *pending, msg []byte, m *wire.Message) {
+	if p.cancelled.Load() && m.Kind == wire.KindNotification {
+		return // nothing more for a cancelled request
+	}
+	x.b.write(msg)
+}
+
+// final writes p's response as the remote sent it.
+func (x pass) final(p *pending, m *wire.Message) {
+	b, msg := x.b, m.Raw
+	switch {
+	case p.method == "initialize" && m.Result.Present():
+		b.sess.initializeResult(m)
+	case p.method == "tools/list" && m.Result.Present():
+		msg = b.tools.absorb(b, m)
+	}
+	b.writeFinalOf(p, msg, m)
+}
+
+// setExchange sends p to the remote as wid (a new id each round of a
+// translated call), its traffic going to ex. A response on the GET stream
+// (final, pendingByWireID) and the host's cancellation read them from
+// other goroutines.
+func (b *Bridge) setExchange(p *pending, wid []byte, ex exchange) {
+	b.mu.Lock()
+	p.wireID, p.ex = wid, ex
+	b.mu.Unlock()
+}
+
 // emit writes one message from p's response stream to the host and
 // reports whether it carried p's final response.
 func (b *Bridge) emit(msg []byte, p *pending) bool { return b.route(msg, source{p: p}) }
@@ -83,13 +133,9 @@ func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
 	if m.Kind == wire.KindResponse {
 		return b.routeResponse(&m, src)
 	}
-	p := src.p
-	if p != nil && p.other != nil {
-		p.other(msg, &m)
+	if p := src.p; p != nil {
+		p.ex.other(p, msg, &m) // p's own goroutine set p.ex
 		return false
-	}
-	if p != nil && p.cancelled.Load() && m.Kind == wire.KindNotification {
-		return false // nothing more for a cancelled request
 	}
 	b.write(msg)
 	return false
@@ -151,50 +197,29 @@ func (b *Bridge) dropResponse(m *wire.Message, why string) {
 	}
 }
 
-// final hands p its final response: to p's translation hook, or to the
-// host as the remote sent it. It happens once per wire id of p, whichever
-// stream the response comes on; it reports whether it happened.
+// final hands p its final response (to p's exchange). It happens once per
+// wire id of p, whichever stream the response comes on: finalFor claims the
+// response to p's current wire id. It reports whether it happened.
 func (b *Bridge) final(p *pending, m *wire.Message) bool {
 	if p.cancelled.Load() {
 		return false
 	}
-	hook, ok := b.takeFinal(p)
-	if !ok {
+	b.mu.Lock()
+	taken, ex := p.finalFor != nil && string(p.finalFor) == string(p.wireID), p.ex
+	p.finalFor = p.wireID
+	b.mu.Unlock()
+	if taken {
 		b.dropResponse(m, "its request already has its response")
 		return false
 	}
-	if hook != nil {
-		hook(m)
-	} else {
-		b.passFinal(p, m)
-	}
+	ex.final(p, m)
 	return true
-}
-
-// takeFinal claims the final response to p's current wire id and returns
-// p's final hook; ok is false if that response was already taken.
-func (b *Bridge) takeFinal(p *pending) (hook func(*wire.Message), ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if p.finalFor != nil && string(p.finalFor) == string(p.wireID) {
-		return nil, false
-	}
-	p.finalFor = p.wireID
-	return p.final, true
 }
 
 func (b *Bridge) wireIDOf(p *pending) []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return p.wireID
-}
-
-// setHooks installs p's translation hooks. A response on the GET stream
-// reads them from another goroutine (takeFinal).
-func (b *Bridge) setHooks(p *pending, final func(*wire.Message), other func([]byte, *wire.Message)) {
-	b.mu.Lock()
-	p.final, p.other = final, other
-	b.mu.Unlock()
 }
 
 // pendingByWireID finds the in-flight request the remote knows by id. A
@@ -210,18 +235,6 @@ func (b *Bridge) pendingByWireID(id []byte) *pending {
 		}
 	}
 	return nil
-}
-
-// passFinal writes p's response as the remote sent it.
-func (b *Bridge) passFinal(p *pending, m *wire.Message) {
-	msg := m.Raw
-	switch {
-	case p.method == "initialize" && m.Result.Present():
-		b.sess.initializeResult(m)
-	case p.method == "tools/list" && m.Result.Present():
-		msg = b.tools.absorb(b, m)
-	}
-	b.writeFinalOf(p, msg, m)
 }
 
 // writeFinal writes p's answer to the host, unless the host cancelled p or

@@ -53,7 +53,7 @@ func (b *Bridge) refuseHiddenInBatch(raw []byte, elems []wire.Span) ([]byte, []w
 	for _, e := range elems {
 		var m wire.Message
 		if wire.Parse(raw[e.Start:e.End], &m) == nil && wire.HiddenCall(&m, b.cfg.ToolFilter) {
-			p := &pending{id: clone(m.IDBytes()), method: m.Method, started: time.Now(), cancel: func() {}}
+			p := &pending{id: clone(m.IDBytes()), method: m.Method, started: time.Now(), cancel: func() {}, ex: pass{b}}
 			if b.register(p) {
 				b.refuseHidden(p, &m)
 				b.retire(p)

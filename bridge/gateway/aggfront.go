@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -189,7 +189,7 @@ func (f *aggFront) dropRevoked(sums map[[32]byte]bool) {
 		if !ca.c.static {
 			continue
 		}
-		tok, _ := rsauth.Bearer(ca.c.authorization)
+		tok, _ := auth.Bearer(ca.c.authorization)
 		if !sums[sha256.Sum256([]byte(tok))] {
 			f.drop(ca, "token revoked")
 		}

@@ -10,9 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
-	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 // bearer adds a token to every request of a Go SDK client.
@@ -34,14 +33,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // every server the caller's scopes open (caller_test.go: those it does
 // not open are left out).
 func TestGatewayOAuthPerEndpoint(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	t.Cleanup(as.Close)
-	rs, err := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	rs, err := auth.New(auth.Config{Issuers: []string{as.Issuer}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const public = "https://mcp.example.com"
-	hook := func(path string, scopes []string) (serve.Authenticator, error) {
+	hook := func(path string, scopes []string) (auth.Authenticator, error) {
 		return rs.Resource(public+path, append([]string{"mcp"}, scopes...))
 	}
 	remote := remoteServer(t)
@@ -50,7 +49,7 @@ func TestGatewayOAuthPerEndpoint(t *testing.T) {
 	gw := startGatewayCfg(t, file, Config{Auth: hook})
 
 	token := func(aud, scope string) string {
-		return as.Token(rsauthtest.Claims{Audience: []string{public + aud}, Scope: scope})
+		return as.Token(authtest.Claims{Audience: []string{public + aud}, Scope: scope})
 	}
 	post := func(path, tok string) *http.Response {
 		req, _ := http.NewRequest("POST", gw.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
@@ -95,7 +95,7 @@ func authConfigured(cfg *Config) bool {
 // route in-process (serve.Handler.Open): such a caller is admitted as
 // itself only if its scopes cover the route's own.
 type routeAuth struct {
-	inner  serve.Authenticator
+	inner  auth.Authenticator
 	scopes []string // the server's own, from the file
 }
 
@@ -136,7 +136,7 @@ func (g *Gateway) checkCallers(cfg *serve.Config, s *teamconfig.Server) {
 // context, so the token is not verified twice; a request without that
 // mark is verified by the aggregate's own resource server.
 type frontAuth struct {
-	inner serve.Authenticator
+	inner auth.Authenticator
 }
 
 type verifiedKey struct{}
@@ -150,10 +150,10 @@ func (a frontAuth) Authenticate(w http.ResponseWriter, r *http.Request) (string,
 
 func (a frontAuth) ServeMetadata(w http.ResponseWriter, r *http.Request) { a.inner.ServeMetadata(w, r) }
 
-// scopeVerifier is what an OAuth resource server (rsauth.Resource) offers
-// beyond serve.Authenticator: the scopes a token was granted.
+// scopeVerifier is what an OAuth resource server (auth.Resource) offers
+// beyond auth.Authenticator: the scopes a token was granted.
 type scopeVerifier interface {
-	Verify(ctx context.Context, token string) (*rsauth.Identity, error)
+	Verify(ctx context.Context, token string) (*auth.Identity, error)
 }
 
 // identify finds whom r acts for: a static token's holder, an OAuth
@@ -162,7 +162,7 @@ type scopeVerifier interface {
 // it refuses with the right challenge, or serves when auth is off).
 func (g *Gateway) identify(r *http.Request) *caller {
 	authz := r.Header.Get("Authorization")
-	tok, ok := rsauth.Bearer(authz)
+	tok, ok := auth.Bearer(authz)
 	if !ok {
 		return nil
 	}
@@ -190,13 +190,13 @@ func (g *Gateway) identify(r *http.Request) *caller {
 		c.scopes = slices.Sorted(slices.Values(id.Scopes))
 		c.scopes = slices.Compact(c.scopes)
 	}
-	// A NUL can be in neither a principal printed by rsauth nor a scope.
+	// A NUL can be in neither a principal printed by bridge/auth nor a scope.
 	c.key = "oauth:" + name + "\x00" + strings.Join(c.scopes, " ")
 	return c
 }
 
 // setStatic records the static tokens identify recognizes.
-func (g *Gateway) setStatic(named []serve.NamedToken) {
+func (g *Gateway) setStatic(named []auth.NamedToken) {
 	sums := map[[32]byte]bool{}
 	b := &g.cfg.Base
 	for _, t := range append([]string{b.AuthToken}, b.AuthTokens...) {

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/aggregate"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 )
 
@@ -24,21 +24,21 @@ import (
 // of the common "mcp") and everything, with the aggregate and access logs
 // on.
 func oauthGateway(t *testing.T) (*testGateway, func(sub, scope string) string) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	t.Cleanup(as.Close)
-	rs, err := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	rs, err := auth.New(auth.Config{Issuers: []string{as.Issuer}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const public = "https://mcp.example.com"
-	hook := func(path string, scopes []string) (serve.Authenticator, error) {
+	hook := func(path string, scopes []string) (auth.Authenticator, error) {
 		return rs.Resource(public+path, append([]string{"mcp"}, scopes...))
 	}
 	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}, "everything": {"command": %q}},
   "mcpBridge": {"aggregate": true, "servers": {"memos": {"scopes": ["memos:write"]}}}}`, bins["memos"], bins["everything"])
 	gw := startGatewayCfg(t, file, Config{Auth: hook, Base: serve.Config{AccessLog: true}})
 	return gw, func(sub, scope string) string {
-		return as.Token(rsauthtest.Claims{Subject: sub, Audience: []string{public + AggregatePath}, Scope: scope})
+		return as.Token(authtest.Claims{Subject: sub, Audience: []string{public + AggregatePath}, Scope: scope})
 	}
 }
 
@@ -223,7 +223,7 @@ func ask(t *testing.T, conn aggregate.Conn, req string) map[string]any {
 // access log.
 func TestAggregateCarriesStaticCaller(t *testing.T) {
 	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
-	gw := startGatewayWith(t, file, serve.Config{AccessLog: true, NamedTokens: []serve.NamedToken{{Name: "team-a", Token: "tok-a"}}})
+	gw := startGatewayWith(t, file, serve.Config{AccessLog: true, NamedTokens: []auth.NamedToken{{Name: "team-a", Token: "tok-a"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, v := range versions[:2] {
@@ -360,12 +360,12 @@ func TestAggregateCallersBounded(t *testing.T) {
 // nothing any more.
 func TestAggregateRevokedTokenDropped(t *testing.T) {
 	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
-	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "b", Token: "tok-b"}}})
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []auth.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "b", Token: "tok-b"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	a := aggClient(t, ctx, gw, "tok-a", "2025-11-25")
 	callOK(t, ctx, a, "memos_"+probes["memos"])
-	gw.SetTokens([]serve.NamedToken{{Name: "b", Token: "tok-b"}})
+	gw.SetTokens([]auth.NamedToken{{Name: "b", Token: "tok-b"}})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "memos_" + probes["memos"], Arguments: map[string]any{}})
@@ -391,10 +391,10 @@ func TestAggregateRevokedTokenDropped(t *testing.T) {
 // caller's aggregate, made after the re-read, takes it.
 func TestAggregateAddedTokenServed(t *testing.T) {
 	file := fmt.Sprintf(`{"mcpServers": {"memos": {"command": %q}}, "mcpBridge": {"aggregate": true}}`, bins["memos"])
-	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []serve.NamedToken{{Name: "a", Token: "tok-a"}}})
+	gw := startGatewayWith(t, file, serve.Config{NamedTokens: []auth.NamedToken{{Name: "a", Token: "tok-a"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	gw.SetTokens([]serve.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "c", Token: "tok-c"}})
+	gw.SetTokens([]auth.NamedToken{{Name: "a", Token: "tok-a"}, {Name: "c", Token: "tok-c"}})
 	for _, v := range versions[:2] {
 		callOK(t, ctx, aggClient(t, ctx, gw, "tok-c", v.version), "memos_"+probes["memos"])
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
@@ -34,7 +35,7 @@ type Config struct {
 	// is the endpoint (/servers/<name>/mcp, or /mcp for the aggregate) and
 	// scopes what the file's mcpBridge.servers.<name>.scopes require on
 	// top of the common ones. It overrides Base.Auth.
-	Auth func(path string, scopes []string) (serve.Authenticator, error)
+	Auth func(path string, scopes []string) (auth.Authenticator, error)
 
 	// HTTPClient, if set, carries the requests to remote servers (tests,
 	// custom TLS).
@@ -75,11 +76,11 @@ type Gateway struct {
 	agg     *aggFront         // the aggregated endpoint; nil when off
 	started atomic.Bool       // read by a caller's first request, under aggFront's lock
 
-	aggAuth    serve.Authenticator // the aggregated endpoint's resource server; nil without OAuth
-	staticSums map[[32]byte]bool   // SHA-256 of every static token (identify)
+	aggAuth    auth.Authenticator // the aggregated endpoint's resource server; nil without OAuth
+	staticSums map[[32]byte]bool  // SHA-256 of every static token (identify)
 
-	authRequired bool                               // some inbound credential was configured at New
-	named        atomic.Pointer[[]serve.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
+	authRequired bool                              // some inbound credential was configured at New
+	named        atomic.Pointer[[]auth.NamedToken] // the token file's tokens now (SetTokens), for Handlers made later
 
 	draining lifecycle.Signal // BeginDrain
 	refusing atomic.Bool      // Refuse or BeginShutdown: no new caller's aggregate
@@ -236,7 +237,7 @@ func (g *Gateway) BeginShutdown() {
 
 // SetTokens replaces every endpoint's token-file tokens (a re-read of
 // --auth-token-file); servers started later get them too.
-func (g *Gateway) SetTokens(tokens []serve.NamedToken) {
+func (g *Gateway) SetTokens(tokens []auth.NamedToken) {
 	g.mu.Lock()
 	g.cfg.Base.NamedTokens = tokens
 	g.named.Store(&tokens)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 // Token-file names are the principals' names in the logs; the tokens
@@ -21,7 +21,7 @@ import (
 func TestNamedTokensInLogsAndReload(t *testing.T) {
 	const ta, tb, tc = "tok-alice-s3cret", "tok-bob-s3cret", "tok-carol-s3cret"
 	b := startBridge(t, Config{Command: testChild(), ChildPer: ChildPerPrincipal,
-		NamedTokens: []NamedToken{{"alice", ta}, {"bob", tb}}})
+		NamedTokens: []auth.NamedToken{{Name: "alice", Token: ta}, {Name: "bob", Token: tb}}})
 	modernCall(t, b.URL, ta, "env")
 	modernCall(t, b.URL, tb, "env")
 	legacyInit(t, b.URL, "Bearer "+tb, "2025-11-25")
@@ -40,7 +40,7 @@ func TestNamedTokensInLogsAndReload(t *testing.T) {
 		t.Error("the child's environment holds a token")
 	}
 
-	b.SetTokens([]NamedToken{{"carol", tc}, {"bob", tb}})
+	b.SetTokens([]auth.NamedToken{{Name: "carol", Token: tc}, {Name: "bob", Token: tb}})
 	if resp, _ := rawPost(t, b.URL, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{`+modernMeta+`}}`,
 		map[string]string{"Authorization": "Bearer " + ta, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "ping"}); resp.StatusCode != 401 {
 		t.Errorf("a removed token: %d, want 401", resp.StatusCode)
@@ -96,9 +96,9 @@ func TestStaticTokenChallenge(t *testing.T) {
 
 const publicURL = "https://mcp.example.com/mcp"
 
-func oauthBridge(t *testing.T, as *rsauthtest.Server, cfg Config, scopes []string, argv ...string) *testBridge {
+func oauthBridge(t *testing.T, as *authtest.Server, cfg Config, scopes []string, argv ...string) *testBridge {
 	t.Helper()
-	s, err := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	s, err := auth.New(auth.Config{Issuers: []string{as.Issuer}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +111,13 @@ func oauthBridge(t *testing.T, as *rsauthtest.Server, cfg Config, scopes []strin
 }
 
 func TestOAuthResourceServer(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	b := oauthBridge(t, as, Config{Command: testChild(), ChildPer: ChildPerPrincipal, MaxPrincipals: 2}, []string{"mcp:tools"})
 	base := strings.TrimSuffix(b.URL, "/mcp")
 	aud := []string{publicURL}
-	alice := as.Token(rsauthtest.Claims{Subject: "alice", Audience: aud, Scope: "mcp:tools"})
-	bob := as.Token(rsauthtest.Claims{Subject: "bob", Audience: aud, Scope: "mcp:tools"})
+	alice := as.Token(authtest.Claims{Subject: "alice", Audience: aud, Scope: "mcp:tools"})
+	bob := as.Token(authtest.Claims{Subject: "bob", Audience: aud, Scope: "mcp:tools"})
 	ping := func(tok string) *http.Response {
 		hdr := modernHeaders("ping", "")
 		if tok != "" {
@@ -151,16 +151,16 @@ func TestOAuthResourceServer(t *testing.T) {
 			t.Errorf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 		for name, tok := range map[string]string{
-			"wrong audience": as.Token(rsauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp:tools"}),
-			"expired":        as.Token(rsauthtest.Claims{Audience: aud, Scope: "mcp:tools", Expiry: time.Now().Add(-time.Hour)}),
-			"unknown key":    as.Token(rsauthtest.Claims{Audience: aud, Scope: "mcp:tools", KeyID: "nope"}),
-			"wrong issuer":   as.Token(rsauthtest.Claims{Issuer: "https://evil.example", Audience: aud, Scope: "mcp:tools"}),
+			"wrong audience": as.Token(authtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp:tools"}),
+			"expired":        as.Token(authtest.Claims{Audience: aud, Scope: "mcp:tools", Expiry: time.Now().Add(-time.Hour)}),
+			"unknown key":    as.Token(authtest.Claims{Audience: aud, Scope: "mcp:tools", KeyID: "nope"}),
+			"wrong issuer":   as.Token(authtest.Claims{Issuer: "https://evil.example", Audience: aud, Scope: "mcp:tools"}),
 		} {
 			if resp := ping(tok); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 				t.Errorf("%s: %d %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 			}
 		}
-		resp = ping(as.Token(rsauthtest.Claims{Audience: aud, Scope: "other"}))
+		resp = ping(as.Token(authtest.Claims{Audience: aud, Scope: "other"}))
 		if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 403 || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="mcp:tools"`) {
 			t.Errorf("missing scope: %d %q", resp.StatusCode, ch)
 		}
@@ -184,7 +184,7 @@ func TestOAuthResourceServer(t *testing.T) {
 			t.Errorf("bob's child is not logged under his subject")
 		}
 		// MaxPrincipals 2: a third subject gets no child of its own.
-		if resp := ping(as.Token(rsauthtest.Claims{Subject: "carol", Audience: aud, Scope: "mcp:tools"})); resp.StatusCode != 503 {
+		if resp := ping(as.Token(authtest.Claims{Subject: "carol", Audience: aud, Scope: "mcp:tools"})); resp.StatusCode != 503 {
 			t.Errorf("a third principal past MaxPrincipals: %d, want 503", resp.StatusCode)
 		}
 		for _, tok := range []string{alice, bob} {
@@ -207,10 +207,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // The Go SDK client through serve with a JWT, in both eras.
 func TestOAuthGoSDKClient(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	b := oauthBridge(t, as, Config{}, []string{"mcp:tools"}, bins["memos"])
-	tok := as.Token(rsauthtest.Claims{Audience: []string{publicURL}, Scope: "mcp:tools"})
+	tok := as.Token(authtest.Claims{Audience: []string{publicURL}, Scope: "mcp:tools"})
 	for _, version := range []string{"", "2025-11-25"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		client := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
@@ -241,9 +241,9 @@ func TestOAuthGoSDKClient(t *testing.T) {
 // form, which belongs to /mcp. A wrapper learns the principal through
 // PrincipalSlot.
 func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
-	s, _ := rsauth.New(rsauth.Config{Issuers: []string{as.Issuer}})
+	s, _ := auth.New(auth.Config{Issuers: []string{as.Issuer}})
 	rs, _ := s.Resource("https://gw.example.com/servers/notes/mcp", []string{"notes"})
 	h, err := New(Config{Command: testChild(), Path: "/servers/notes/mcp", Auth: rs})
 	if err != nil {
@@ -251,7 +251,7 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 	}
 	seen := make(chan string, 16)
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, name := PrincipalSlot(r)
+		r, name := auth.PrincipalSlot(r)
 		h.ServeHTTP(w, r)
 		if strings.HasSuffix(r.URL.Path, "/mcp") && r.Method == http.MethodPost {
 			seen <- name()
@@ -279,7 +279,7 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 			t.Errorf("%s: %d, want %d", path, resp.StatusCode, want)
 		}
 	}
-	tok := as.Token(rsauthtest.Claims{Subject: "dana", Audience: []string{"https://gw.example.com/servers/notes/mcp"}, Scope: "notes"})
+	tok := as.Token(authtest.Claims{Subject: "dana", Audience: []string{"https://gw.example.com/servers/notes/mcp"}, Scope: "notes"})
 	waitReady(t, srv.URL)
 	if got := modernCall(t, srv.URL+"/servers/notes/mcp", tok, "env"); got == "" {
 		t.Fatal("no answer")
@@ -292,13 +292,13 @@ func TestOAuthMetadataPerPathAndPrincipalSlot(t *testing.T) {
 // Static tokens and OAuth together: either admits; a token that is
 // neither gets the OAuth challenge (the way to log in).
 func TestStaticTokensBesideOAuth(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
-	b := oauthBridge(t, as, Config{Command: testChild(), NamedTokens: []NamedToken{{"ci", "tok-ci-Rt5"}}}, nil)
+	b := oauthBridge(t, as, Config{Command: testChild(), NamedTokens: []auth.NamedToken{{Name: "ci", Token: "tok-ci-Rt5"}}}, nil)
 	if got := modernCall(t, b.URL, "tok-ci-Rt5", "env"); got == "" {
 		t.Error("static token: no answer")
 	}
-	if got := modernCall(t, b.URL, as.Token(rsauthtest.Claims{Audience: []string{publicURL}}), "env"); got == "" {
+	if got := modernCall(t, b.URL, as.Token(authtest.Claims{Audience: []string{publicURL}}), "env"); got == "" {
 		t.Error("JWT: no answer")
 	}
 	hdr := modernHeaders("ping", "")

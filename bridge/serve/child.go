@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 	"github.com/rs/zerolog"
@@ -30,10 +31,10 @@ var errChildGone = errors.New("serve: MCP server process is not running")
 type call struct {
 	childID  int64
 	method   string
-	internal chan []byte // bridge-internal call: receives the raw response
-	sess     *session    // legacy session that sent it; nil for modern
-	who      Principal   // a modern request's principal (tasks.go)
-	logLevel bool        // a modern request that asked for log notifications
+	internal chan []byte    // bridge-internal call: receives the raw response
+	sess     *session       // legacy session that sent it; nil for modern
+	who      auth.Principal // a modern request's principal (tasks.go)
+	logLevel bool           // a modern request that asked for log notifications
 	started  time.Time
 	op       *telemetry.Op // the request's telemetry; nil if off
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -65,7 +66,7 @@ type clientKey struct {
 
 // first logs a 2026-07-28 request at DEBUG if it is the first one of its
 // client (principal, clientInfo and protocol version).
-func (cs *clientsSeen) first(log zerolog.Logger, who Principal, m *wire.Message) {
+func (cs *clientsSeen) first(log zerolog.Logger, who auth.Principal, m *wire.Message) {
 	e := log.Debug()
 	if !e.Enabled() {
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 )
 
@@ -66,12 +67,12 @@ type Config struct {
 
 	// NamedTokens are further accepted bearer tokens with names for the
 	// logs (--auth-token-file); Handler.SetTokens replaces them.
-	NamedTokens []NamedToken
+	NamedTokens []auth.NamedToken
 
 	// Auth, if set, admits requests whose token is none of the static
-	// ones (an OAuth resource server: rsauth.Resource) and answers the RFC
+	// ones (an OAuth resource server: auth.Resource) and answers the RFC
 	// 9728 metadata of the Handler's path (auth.go).
-	Auth Authenticator
+	Auth auth.Authenticator
 
 	// ChildPer chooses whom the modern clients' child is shared by; if
 	// empty, ChildShared.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -74,27 +75,27 @@ func (h *Handler) observed(w http.ResponseWriter, r *http.Request, next http.Han
 
 // admitCaller returns the Principal c acts for at this Handler, or an
 // error when an HTTP request of c would have been refused.
-func (h *Handler) admitCaller(c Caller) (Principal, error) {
+func (h *Handler) admitCaller(c Caller) (auth.Principal, error) {
 	g := h.guard
-	if !g.required {
-		return Principal{}, nil
+	if !g.Required() {
+		return auth.Principal{}, nil
 	}
 	if c.Authorization != "" {
-		if p, ok := g.match(c.Authorization); ok {
+		if p, ok := g.Match(c.Authorization); ok {
 			return p, nil
 		}
 	}
-	if c.Subject == "" || g.auth == nil {
-		return Principal{}, ErrCallerRefused
+	if c.Subject == "" || h.cfg.Auth == nil {
+		return auth.Principal{}, ErrCallerRefused
 	}
-	az, ok := g.auth.(CallerAuthorizer)
+	az, ok := h.cfg.Auth.(CallerAuthorizer)
 	if !ok {
-		return Principal{}, fmt.Errorf("%w: this endpoint cannot check an OAuth caller's scopes", ErrCallerRefused)
+		return auth.Principal{}, fmt.Errorf("%w: this endpoint cannot check an OAuth caller's scopes", ErrCallerRefused)
 	}
 	if err := az.AuthorizeCaller(c.Subject, c.Scopes); err != nil {
-		return Principal{}, fmt.Errorf("%w: %w", ErrCallerRefused, err)
+		return auth.Principal{}, fmt.Errorf("%w: %w", ErrCallerRefused, err)
 	}
-	return oauthPrincipal(c.Subject), nil
+	return auth.OAuthPrincipal(c.Subject), nil
 }
 
 // maxEntryQueue bounds the messages a Conn holds for its reader: past it
@@ -106,7 +107,7 @@ const maxEntryQueue = 64
 // JSON-RPC message each, without a newline; Close ends the session.
 type Conn struct {
 	h     *Handler
-	p     Principal
+	p     auth.Principal
 	url   *url.URL
 	track func() func() // nil: untracked
 
@@ -414,7 +415,7 @@ func (c *Conn) serveDelete(w http.ResponseWriter, r *http.Request) {
 // admitted is r as the guard passes an admitted request on: carrying the
 // caller's Principal (sessions are bound to it; the access log and
 // metrics name it).
-func (c *Conn) admitted(r *http.Request) *http.Request { return withPrincipal(r, c.p) }
+func (c *Conn) admitted(r *http.Request) *http.Request { return auth.WithPrincipal(r, c.p) }
 
 // deliver hands one message to Recv, waiting while the reader is behind
 // (or until Close, or the stream is aborted).

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 )
 
 // entryAsk sends a request on an in-process session and returns the
@@ -54,7 +56,7 @@ func TestOpenSession(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.AccessLog = true
-			cfg.NamedTokens = []NamedToken{{Name: "team-a", Token: "tok-a"}}
+			cfg.NamedTokens = []auth.NamedToken{{Name: "team-a", Token: "tok-a"}}
 			b := startBridge(t, cfg, append([]string{bins["memos"]}, tc.args...)...)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
@@ -134,7 +136,7 @@ func (plainAuth) AuthorizeCaller() {}
 func TestOpenCallerScopes(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		auth   Authenticator
+		auth   auth.Authenticator
 		scopes []string
 		ok     bool
 	}{
@@ -152,7 +154,7 @@ func TestOpenCallerScopes(t *testing.T) {
 			t.Errorf("%T with scopes %v: Open = %v, want admitted %v", tc.auth, tc.scopes, err, tc.ok)
 		}
 		if c != nil {
-			if c.p != oauthPrincipal("https://as.example alice") {
+			if c.p != auth.OAuthPrincipal("https://as.example alice") {
 				t.Errorf("principal = %v", c.p)
 			}
 			c.Close()

@@ -172,7 +172,7 @@ func (l *legacyShared) unrouted(c *childConn, m *wire.Message) {
 	targets := l.h.sessions.all()
 	if owner, bound, ok := c.taskNotificationOwner(m); ok {
 		// A task's status (its result, in SEP-2663) is its owner's alone.
-		targets = slices.DeleteFunc(targets, func(s *session) bool { return !bound || s.owner.key != owner })
+		targets = slices.DeleteFunc(targets, func(s *session) bool { return !bound || s.owner.Key() != owner })
 	}
 	if m.Method == "notifications/resources/updated" {
 		uri, _ := wire.StringField(m.Raw, m.Params, "uri")

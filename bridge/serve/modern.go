@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -161,10 +162,10 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func (h *Handler) logCall(method string, who Principal, cl *call) {
+func (h *Handler) logCall(method string, who auth.Principal, cl *call) {
 	if e := h.log.Debug(); e.Enabled() {
 		id, _, _ := cl.target()
-		if who != (Principal{}) {
+		if who != (auth.Principal{}) {
 			e.Stringer("principal", who)
 		}
 		e.Str("method", method).RawJSON("id", id).Int64("child_id", cl.childID).

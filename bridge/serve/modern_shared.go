@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
@@ -48,7 +49,7 @@ type sharedChild struct {
 	// from is the Handler's first child when this one serves another
 	// principal: the era probe's verdict is taken from it.
 	from *sharedChild
-	who  Principal
+	who  auth.Principal
 	// ctx is the run's: a start in progress ends with it (Close).
 	ctx context.Context
 
@@ -110,7 +111,7 @@ func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 }
 
 // setPrincipal records whom the child serves (ChildPerPrincipal), for logs.
-func (s *sharedChild) setPrincipal(p Principal) {
+func (s *sharedChild) setPrincipal(p auth.Principal) {
 	s.mu.Lock()
 	s.who = p
 	s.mu.Unlock()
@@ -119,7 +120,7 @@ func (s *sharedChild) setPrincipal(p Principal) {
 func (s *sharedChild) label() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.from == nil && s.who == (Principal{}) {
+	if s.from == nil && s.who == (auth.Principal{}) {
 		return "shared"
 	}
 	return "shared:" + s.who.String()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"sync"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 )
 
 // principalChildren gives each principal its own shared child under
@@ -17,7 +19,7 @@ type principalChildren struct {
 	mu      sync.Mutex
 	ctx     context.Context // the Handler's run context; nil before Start
 	stopped bool
-	byP     map[string]*sharedChild // by Principal.key
+	byP     map[string]*sharedChild // by Principal.Key
 }
 
 // childFor returns the shared child that serves r's modern requests, or
@@ -35,14 +37,14 @@ func (pc *principalChildren) start(ctx context.Context) {
 	pc.mu.Unlock()
 }
 
-func (pc *principalChildren) get(p Principal) *sharedChild {
+func (pc *principalChildren) get(p auth.Principal) *sharedChild {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if sc := pc.byP[p.key]; sc != nil {
+	if sc := pc.byP[p.Key()]; sc != nil {
 		return sc
 	}
 	if pc.byP == nil {
-		pc.byP = map[string]*sharedChild{p.key: pc.h.shared}
+		pc.byP = map[string]*sharedChild{p.Key(): pc.h.shared}
 		pc.h.shared.setPrincipal(p)
 		pc.h.log.Info().Stringer("principal", p).Msg("the first child now serves this principal only")
 		return pc.h.shared
@@ -59,7 +61,7 @@ func (pc *principalChildren) get(p Principal) *sharedChild {
 	sc := newSharedChild(pc.h)
 	sc.from = pc.h.shared
 	sc.setPrincipal(p)
-	pc.byP[p.key] = sc
+	pc.byP[p.Key()] = sc
 	ctx := pc.ctx
 	// Under pc.mu with stop not yet called, and Close closes h.life only
 	// after stop: Go accepts.

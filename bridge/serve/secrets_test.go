@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 )
 
 // modernCall posts a 2026-07-28 tools/call and returns its result text.
@@ -67,7 +69,7 @@ func TestChildEnvironmentHasNoToken(t *testing.T) {
 // A token on the child's command line is refused at start-up.
 func TestTokenInChildArgsRefused(t *testing.T) {
 	_, err := New(Config{AuthTokens: []string{"tok-1", "s3cret"}, Command: commandFor("server", "--key=s3cret")})
-	if !errors.Is(err, ErrTokenInChild) {
+	if !errors.Is(err, auth.ErrTokenInChild) {
 		t.Fatalf("New = %v, want ErrTokenInChild", err)
 	}
 }

@@ -1,58 +1,25 @@
 package serve
 
 import (
-	"crypto/sha256"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-	"sync/atomic"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
-// guard holds the checks every MCP request passes before it is read.
+// guard holds the checks every MCP request passes before it is read: the
+// Host and Origin checks here, then the credential (auth.Guard).
 type guard struct {
-	tokens    atomic.Pointer[tokenSet] // replaced whole by SetTokens
-	static    []NamedToken             // Config.AuthToken(s): kept across SetTokens
-	auth      Authenticator            // Config.Auth; nil: static tokens only
-	required  bool                     // some credential was configured at New
-	origins   map[string]bool          // normalized scheme://host:port
+	*auth.Guard
+	origins   map[string]bool // normalized scheme://host:port
 	checkHost bool
 }
 
-// tokenSet is the accepted static tokens: SHA-256 and name of each, and
-// the tokens themselves for the child's environment scrub.
-type tokenSet struct {
-	hashes [][32]byte
-	names  []string
-	raw    []string
-}
-
-func newTokenSet(ts []NamedToken) *tokenSet {
-	set := &tokenSet{}
-	for _, t := range ts {
-		if t.Token == "" {
-			continue
-		}
-		set.hashes = append(set.hashes, sha256.Sum256([]byte(t.Token)))
-		set.names = append(set.names, t.Name)
-		set.raw = append(set.raw, t.Token)
-	}
-	return set
-}
-
 func newGuard(cfg *Config) *guard {
-	g := &guard{checkHost: cfg.CheckHost, origins: map[string]bool{}, auth: cfg.Auth}
-	for _, t := range cfg.tokens() {
-		g.static = append(g.static, NamedToken{Token: t})
-	}
-	g.tokens.Store(newTokenSet(append(slices.Clip(g.static), cfg.NamedTokens...)))
-	// A Handler made with credentials keeps requiring them: SetTokens with
-	// an empty set refuses everyone rather than opening the endpoint.
-	g.required = len(g.tokens.Load().hashes) > 0 || g.auth != nil
+	g := &guard{Guard: auth.NewGuard(cfg.tokens(), cfg.NamedTokens, cfg.Auth), checkHost: cfg.CheckHost, origins: map[string]bool{}}
 	for _, o := range cfg.AllowedOrigins {
 		if n, ok := normalizeOrigin(o); ok {
 			g.origins[n] = true
@@ -68,7 +35,7 @@ func newGuard(cfg *Config) *guard {
 //
 // The token itself goes no further than this check: the child gets the
 // body only, never the request's headers, and its environment is scrubbed
-// of the bridge's tokens (secrets.go). Security considerations: "The MCP
+// of the bridge's tokens (auth.ScrubEnv). Security considerations: "The MCP
 // server MUST NOT pass through the token it received from the MCP
 // client."
 func (g *guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
@@ -84,43 +51,16 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 		writeError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "Forbidden: Origin not allowed", nil)
 		return nil, false
 	}
-	if !g.required {
-		return r, true
-	}
-	authz := r.Header.Get("Authorization")
-	if p, ok := g.match(authz); ok {
-		return withPrincipal(r, p), true
-	}
-	if g.auth != nil {
-		subject, err := g.auth.Authenticate(w, r)
-		if err == nil {
-			return withPrincipal(r, oauthPrincipal(subject)), true
-		}
-		status := http.StatusUnauthorized
-		var se interface{ HTTPStatus() int }
-		if errors.As(err, &se) {
-			status = se.HTTPStatus()
-		}
-		writeError(w, status, nil, wire.CodeInvalidRequest, http.StatusText(status)+": "+err.Error(), nil)
+	r, status, msg := g.Admit(w, r)
+	if r == nil {
+		writeError(w, status, nil, wire.CodeInvalidRequest, msg, nil)
 		return nil, false
 	}
-	// Static tokens only: no OAuth metadata is advertised (the well-known
-	// paths are 404), and the challenge says in words that a token is to
-	// be configured, for a host that would otherwise start an OAuth login
-	// no authorization server answers.
-	challenge := `Bearer realm="mcp-bridge", error_description="this server takes a static bearer token and offers no OAuth login"`
-	if authz != "" {
-		challenge = `Bearer realm="mcp-bridge", error="invalid_token", error_description="the bearer token is not one this server accepts"`
-	}
-	w.Header().Set("WWW-Authenticate", challenge)
-	writeError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest, "Unauthorized: a valid bearer token is required", nil)
-	return nil, false
+	return r, true
 }
 
-// setTokens replaces the tokens given besides Config.AuthToken(s).
-func (g *guard) setTokens(named []NamedToken) {
-	g.tokens.Store(newTokenSet(append(slices.Clip(g.static), named...)))
-}
+// principal returns whom an admitted request acts for.
+func (g *guard) principal(r *http.Request) auth.Principal { return auth.PrincipalOf(r) }
 
 func (g *guard) originAllowed(origin string) bool {
 	n, ok := normalizeOrigin(origin)

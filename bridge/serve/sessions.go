@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
@@ -66,7 +67,7 @@ type session struct {
 	// another one does not find it. Security best practices (session
 	// hijacking): "MCP servers SHOULD bind session IDs to user-specific
 	// information".
-	owner Principal
+	owner auth.Principal
 
 	mu         sync.Mutex
 	version    string
@@ -149,7 +150,7 @@ func (t *sessionTable) sessionFor(w http.ResponseWriter, r *http.Request, id []b
 		return nil
 	}
 	s := t.lookup(sid)
-	if s != nil && (s.owner.key != t.h.guard.principal(r).key || s.sse != sseOf(r)) {
+	if s != nil && (s.owner.Key() != t.h.guard.principal(r).Key() || s.sse != sseOf(r)) {
 		// Another principal's, or one of the other transport: as good as
 		// not there.
 		s = nil
@@ -262,7 +263,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 	}
 	context.AfterFunc(r.Context(), s.detach)
 	lc := t.h.log.With().Str("session", s.id[len(s.id)-32:][:8])
-	if s.owner != (Principal{}) {
+	if s.owner != (auth.Principal{}) {
 		lc = lc.Stringer("principal", s.owner)
 	}
 	s.log = lc.Logger()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -111,7 +112,7 @@ func (cs *sseConns) waiting() int {
 type sseConn struct {
 	id    string
 	h     *Handler
-	owner Principal
+	owner auth.Principal
 	sink  *stream.Sink  // the stream's queue; the session's GET stream
 	endCh chan struct{} // the session's endCh: the stream ends with it
 
@@ -286,7 +287,7 @@ func (c *sseConn) accepted(rsp *stream.Responder) {
 // session, its answer captured for the stream.
 func (h *Handler) postSSE(w http.ResponseWriter, r *http.Request) {
 	c := h.sse.lookup(r.URL.Query().Get("sessionId"))
-	if c != nil && c.owner.key != h.guard.principal(r).key {
+	if c != nil && c.owner.Key() != h.guard.principal(r).Key() {
 		// Another principal's stream is as good as not there: a 403 would
 		// confirm that the id exists.
 		c = nil

@@ -21,9 +21,9 @@ const errTaskNotFound = tasks.ErrTaskNotFound
 // principal of a modern request.
 func (cl *call) principalKey() string {
 	if cl.sess != nil {
-		return cl.sess.owner.key
+		return cl.sess.owner.Key()
 	}
-	return cl.who.key
+	return cl.who.Key()
 }
 
 // checkTasks is what childConn.start asks of every request: the message

@@ -37,7 +37,7 @@ func (c *childConn) taskProgress(id int64, m *wire.Message) bool {
 		return false
 	}
 	// Still bound to the session's principal (not expired, not evicted).
-	if !c.tasks.Owns(r.sess.owner.key, task) {
+	if !c.tasks.Owns(r.sess.owner.Key(), task) {
 		return false
 	}
 	r.sess.route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)

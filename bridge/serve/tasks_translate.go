@@ -73,7 +73,7 @@ func relayError(w http.ResponseWriter, id []byte, resp *wire.Message) {
 type taskFront struct {
 	w     http.ResponseWriter
 	id    []byte
-	owner string // Principal.key
+	owner string // Principal.Key
 	conn  *childConn
 }
 
@@ -131,7 +131,7 @@ func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wir
 	if !tasks.ModernIntercepts(m.Method) {
 		return false
 	}
-	f := &taskFront{w: w, id: id, owner: h.guard.principal(r).key, conn: conn}
+	f := &taskFront{w: w, id: id, owner: h.guard.principal(r).Key(), conn: conn}
 	return tasks.ModernOverLegacy(r.Context(), f, &taskBack{h: h, conn: conn}, m, id)
 }
 
@@ -144,6 +144,6 @@ func (s *session) tasksAcrossEras(w http.ResponseWriter, r *http.Request, m *wir
 	}
 	conn := s.child()
 	id := m.IDBytes()
-	f := &taskFront{w: w, id: id, owner: s.owner.key, conn: conn}
+	f := &taskFront{w: w, id: id, owner: s.owner.Key(), conn: conn}
 	return tasks.LegacyOverModern(r.Context(), f, &taskBack{h: s.t.h, conn: conn, meta: s.tr.EnvelopeFields(nil)}, m, id)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -101,11 +102,11 @@ func (h *Handler) observeWith(w http.ResponseWriter, r *http.Request, next http.
 	if r.ContentLength > 0 {
 		o.in = r.ContentLength
 	}
-	if h.accessLog || (h.tel != nil && h.guard.required) {
+	if h.accessLog || (h.tel != nil && h.guard.Required()) {
 		// The guard admits a copy of r; the slot is how its principal
 		// gets back out here (without credentials there is none to
 		// learn: every request is anonymous).
-		r, o.who = PrincipalSlot(r)
+		r, o.who = auth.PrincipalSlot(r)
 	}
 	next(o, r)
 	if !o.handedOff {

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/otlptest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 
@@ -302,7 +303,7 @@ func TestRequestsByTokenName(t *testing.T) {
 	const ta, tb = "tok-alice-metrics-s3cret", "tok-bob-metrics-s3cret"
 	tel := newTelemetry(t, true, false)
 	b := startBridge(t, Config{Command: testChild(), Telemetry: tel, ServerName: "team",
-		NamedTokens: []NamedToken{{"alice", ta}, {"bob", tb}}})
+		NamedTokens: []auth.NamedToken{{Name: "alice", Token: ta}, {Name: "bob", Token: tb}}})
 	const n, m = 3, 5
 	for range n {
 		modernCall(t, b.URL, ta, "env")

@@ -32,3 +32,10 @@ func IsBridgeState(s string) bool { return strings.HasPrefix(s, StatePrefix) }
 // up): easy to spot in logs, and distinct from the numeric ids hosts and
 // clients mostly use.
 const InternalIDPrefix = "mcp-bridge-"
+
+// MaxSubscriptions bounds the resource subscriptions one listen stream (or
+// one translated 2025 session) holds at a peer: each is a request the
+// bridge sends the back and a URI it keeps, and a single listen request
+// could otherwise name as many as its body holds. The acknowledgement lists
+// only the URIs honoured, so a client sees which were left out.
+const MaxSubscriptions = 1024

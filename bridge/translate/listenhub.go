@@ -113,6 +113,9 @@ func (hub *ListenHub) Open(ctx context.Context, back ListenBack, m *wire.Message
 	if c.Subscribe {
 		l.uris = map[string]bool{}
 		for _, u := range want.ResourceSubscriptions {
+			if len(l.uris) >= MaxSubscriptions {
+				break
+			}
 			if l.uris[u] || hub.hold(ctx, back, u) != nil {
 				continue
 			}

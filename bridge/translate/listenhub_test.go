@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -193,4 +194,25 @@ func TestParseChangeCaps(t *testing.T) {
 			t.Errorf("ParseChangeCaps(%s) = %+v, want %+v", caps, got, want)
 		}
 	}
+}
+
+// One listen request naming more URIs than MaxSubscriptions gets the first
+// MaxSubscriptions subscribed at the back and acknowledged, no more.
+func TestListenHubSubscriptionsBounded(t *testing.T) {
+	back := &fakeBack{caps: ChangeCaps{Resources: true, Subscribe: true}}
+	var hub ListenHub
+	var uris []string
+	for i := range MaxSubscriptions + 10 {
+		uris = append(uris, strconv.Quote("file:///"+strconv.Itoa(i)))
+	}
+	var s stream
+	l := hub.Open(context.Background(), back, listenReq(t, "1", `{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]}`), []byte("1"), s.deliver)
+	if n := len(back.calls()); n != MaxSubscriptions {
+		t.Fatalf("%d subscriptions at the back, want %d", n, MaxSubscriptions)
+	}
+	ack := s.got()[0]
+	if strings.Contains(ack, `"file:///`+strconv.Itoa(MaxSubscriptions)+`"`) || !strings.Contains(ack, `"file:///`+strconv.Itoa(MaxSubscriptions-1)+`"`) {
+		t.Fatalf("acknowledgement does not list exactly the first %d URIs", MaxSubscriptions)
+	}
+	hub.Close(l)
 }

@@ -52,7 +52,7 @@ func (c *caFlag) transport() (*http.Transport, error) {
 
 // client is an http.Client over t with timeout (0: none), or nil when t is.
 // Its redirects need no setting here: every package that takes a client
-// (httpclient, oauth, rsauth) applies httpclient/outbound's policy to it.
+// (httpclient, oauth, bridge/auth) applies httpclient/outbound's policy to it.
 func client(t *http.Transport, timeout time.Duration) *http.Client {
 	if t == nil {
 		return nil

@@ -144,7 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmd
 	}
 	defer f.auth.close()
-	if err := f.auth.apply(&cfg, client(tr, rsauthTimeout), log); err != nil {
+	if err := f.auth.apply(&cfg, client(tr, authFetchTimeout), log); err != nil {
 		return err
 	}
 	h, err := serve.New(cfg)

@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
 )
@@ -27,7 +27,7 @@ type serveAuthFlags struct {
 	keyTTL           time.Duration
 	maxPrincipals    int
 
-	rs *rsauth.Server // built by server; close ends its key fetches
+	rs *auth.Server // built by server; close ends its key fetches
 }
 
 // The introspection endpoint's client credentials come from the
@@ -51,16 +51,16 @@ func (a *serveAuthFlags) register(fs *pflag.FlagSet) {
 // configured (so a non-loopback --listen is protected).
 func (a *serveAuthFlags) enabled() bool { return a.tokenFile != "" || len(a.issuers) > 0 }
 
-// rsauthTimeout bounds each fetch of an issuer's metadata or keys and
-// each introspection (rsauth's own default when no --ca-file is given).
-const rsauthTimeout = 10 * time.Second
+// authFetchTimeout bounds each fetch of an issuer's metadata or keys and
+// each introspection (bridge/auth's own default when no --ca-file is given).
+const authFetchTimeout = 10 * time.Second
 
 // server checks the flags, fills cfg's NamedTokens and MaxPrincipals,
 // and returns the OAuth resource server, or nil without --oauth-issuer;
-// it fetches with hc (nil: rsauth's default client). what names
+// it fetches with hc (nil: bridge/auth's default client). what names
 // --public-url's meaning in the error when it is missing; issuers are
 // the config file's per-issuer settings (nil without --config).
-func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.Logger, what string, issuers map[string]teamconfig.IssuerOptions) (*rsauth.Server, error) {
+func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.Logger, what string, issuers map[string]teamconfig.IssuerOptions) (*auth.Server, error) {
 	cfg.MaxPrincipals = a.maxPrincipals
 	if a.tokenFile != "" {
 		tokens, err := readTokenFile(a.tokenFile, log)
@@ -91,7 +91,7 @@ func (a *serveAuthFlags) server(cfg *serve.Config, hc *http.Client, log zerolog.
 		}
 		perIssuer[iss] = time.Duration(o.KeyTTL)
 	}
-	s, err := rsauth.New(rsauth.Config{
+	s, err := auth.New(auth.Config{
 		Issuers:               a.issuers,
 		IntrospectionURL:      a.introspectionURL,
 		IntrospectionClientID: os.Getenv(envIntrospectionID),
@@ -127,8 +127,8 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.L
 		return usageError{err}
 	}
 	cfg.Auth = rs
-	if p := cfg.Path; p != "" && !strings.HasSuffix(rs.MetadataURL(), rsauth.WellKnown+p) {
-		log.Warn().Str("metadata", rs.MetadataURL()).Str("served_at", rsauth.WellKnown+p).
+	if p := cfg.Path; p != "" && !strings.HasSuffix(rs.MetadataURL(), auth.WellKnown+p) {
+		log.Warn().Str("metadata", rs.MetadataURL()).Str("served_at", auth.WellKnown+p).
 			Msg("--public-url's path differs from --path: a proxy in front must map the metadata URL to where it is served")
 	}
 	log.Info().Strs("issuers", a.issuers).Str("resource", rs.URI()).Str("metadata", rs.MetadataURL()).
@@ -142,7 +142,7 @@ func (a *serveAuthFlags) apply(cfg *serve.Config, hc *http.Client, log zerolog.L
 // base plus its path (/servers/<name>/mcp, /mcp), and the scopes of
 // mcpBridge.servers.<name>.scopes add to --oauth-scope. The file's
 // mcpBridge.oauthIssuers set key lifetimes per issuer.
-func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (serve.Authenticator, error), error) {
+func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, hc *http.Client, log zerolog.Logger) (func(path string, scopes []string) (auth.Authenticator, error), error) {
 	s, err := a.server(cfg, hc, log, "with --config, the base URL clients reach the bridge at (e.g. https://mcp.example.com); each endpoint's path is added to it", file.OAuthIssuers)
 	if s == nil || err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, 
 	base := strings.TrimSuffix(a.publicURL, "/")
 	log.Info().Strs("issuers", a.issuers).Str("base", base).Strs("scopes", a.scopes).
 		Bool("introspection", a.introspectionURL != "").Msg("OAuth resource server for every endpoint")
-	return func(path string, scopes []string) (serve.Authenticator, error) {
+	return func(path string, scopes []string) (auth.Authenticator, error) {
 		rs, err := s.Resource(base+path, append(slices.Clone(a.scopes), scopes...))
 		if err != nil {
 			return nil, err
@@ -159,8 +159,8 @@ func (a *serveAuthFlags) forGateway(cfg *serve.Config, file *teamconfig.Config, 
 	}, nil
 }
 
-func readTokenFile(path string, log zerolog.Logger) ([]serve.NamedToken, error) {
-	tokens, warning, err := serve.ReadTokenFile(path)
+func readTokenFile(path string, log zerolog.Logger) ([]auth.NamedToken, error) {
+	tokens, warning, err := auth.ReadTokenFile(path)
 	if err != nil {
 		return nil, err
 	}

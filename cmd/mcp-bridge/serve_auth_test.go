@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 func TestServeAuthUsage(t *testing.T) {
@@ -70,14 +70,14 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // without one it gets the 401 that points at the metadata, which names the
 // issuer. Neither the JWT nor anything of it reaches the logs.
 func TestServeOAuthEndToEnd(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	addr := freePort(t)
 	public := "http://" + addr + "/mcp"
 	p := startBridgeProc(t, "serve", "--listen", addr, "--oauth-issuer", as.Issuer, "--public-url", public,
 		"--oauth-scope", "mcp:tools", "--log-level", "debug", "--", bin["memos"])
 	waitReady(t, addr)
-	tok := as.Token(rsauthtest.Claims{Audience: []string{public}, Scope: "mcp:tools"})
+	tok := as.Token(authtest.Claims{Audience: []string{public}, Scope: "mcp:tools"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -128,7 +128,7 @@ func TestServeOAuthEndToEnd(t *testing.T) {
 // its tokens are admitted; without the flag the issuer cannot be reached
 // and the bridge says so (503 "authorization server unavailable").
 func TestServeOAuthCAFile(t *testing.T) {
-	as := rsauthtest.NewTLS("")
+	as := authtest.NewTLS("")
 	defer as.Close()
 	caFile := filepath.Join(t.TempDir(), "as-ca.pem")
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: as.Certificate().Raw}), 0o600); err != nil {
@@ -146,7 +146,7 @@ func TestServeOAuthCAFile(t *testing.T) {
 		args := append([]string{"serve", "--listen", addr, "--oauth-issuer", as.Issuer, "--public-url", public}, tc.flags...)
 		p := startBridgeProc(t, append(args, "--", bin["memos"])...)
 		waitReady(t, addr)
-		tok := as.Token(rsauthtest.Claims{Audience: []string{public}})
+		tok := as.Token(authtest.Claims{Audience: []string{public}})
 		hdr := map[string]string{"Authorization": "Bearer " + tok}
 		for k, v := range modernHdr {
 			hdr[k] = v
@@ -165,7 +165,7 @@ func TestServeOAuthCAFile(t *testing.T) {
 // after the keys' lifetime has passed (the stale set answers while a
 // refresh is tried in the background).
 func TestServeOAuthKeyTTLHungIssuer(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	defer as.HangJWKS(false)
 	addr := freePort(t)
@@ -177,7 +177,7 @@ func TestServeOAuthKeyTTLHungIssuer(t *testing.T) {
 		p.wait(t, 20*time.Second)
 	}()
 	waitReady(t, addr)
-	hdr := map[string]string{"Authorization": "Bearer " + as.Token(rsauthtest.Claims{Audience: []string{public}})}
+	hdr := map[string]string{"Authorization": "Bearer " + as.Token(authtest.Claims{Audience: []string{public}})}
 	for k, v := range modernHdr {
 		hdr[k] = v
 	}

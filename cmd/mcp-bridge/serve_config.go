@@ -67,7 +67,7 @@ func runServeConfig(ctx context.Context, fs *pflag.FlagSet, f *serveFlags, stder
 		return err
 	}
 	defer f.auth.close()
-	authFor, err := f.auth.forGateway(&base, file, client(tr, rsauthTimeout), log)
+	authFor, err := f.auth.forGateway(&base, file, client(tr, authFetchTimeout), log)
 	if err != nil {
 		return err
 	}

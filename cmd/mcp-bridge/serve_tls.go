@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/tlsreload"
 )
 
 // tlsFlags are serve's --tls-cert and --tls-key. Their listen opens the
@@ -33,9 +33,9 @@ func (t *tlsFlags) check() error {
 // the certificate files watched (certs is nil without TLS; its Reload is
 // for a SIGHUP). net/http's Server speaks HTTP/2 on a TLS listener whose
 // ALPN offers h2, as CertFiles.TLSConfig does.
-func (t *tlsFlags) listen(addr string, log zerolog.Logger) (ln net.Listener, certs *serve.CertFiles, err error) {
+func (t *tlsFlags) listen(addr string, log zerolog.Logger) (ln net.Listener, certs *tlsreload.CertFiles, err error) {
 	if t.cert != "" {
-		if certs, err = serve.LoadCertFiles(t.cert, t.key, log); err != nil {
+		if certs, err = tlsreload.LoadCertFiles(t.cert, t.key, log); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -49,7 +49,7 @@ func (t *tlsFlags) listen(addr string, log zerolog.Logger) (ln net.Listener, cer
 }
 
 // baseURL is what clients dial: http(s)://host:port of ln.
-func baseURL(ln net.Listener, certs *serve.CertFiles) string {
+func baseURL(ln net.Listener, certs *tlsreload.CertFiles) string {
 	if certs != nil {
 		return "https://" + ln.Addr().String()
 	}

@@ -276,8 +276,8 @@ func TestServeTLSFlags(t *testing.T) {
 	}{
 		{[]string{"--tls-cert", certFile}, exitUsage, "--tls-cert and --tls-key go together", ""},
 		{[]string{"--tls-key", keyFile}, exitUsage, "--tls-cert and --tls-key go together", ""},
-		{[]string{"--tls-cert", missing, "--tls-key", keyFile}, exitFailure, "serve: TLS certificate: ", missing},
-		{[]string{"--tls-cert", certFile, "--tls-key", missing}, exitFailure, "serve: TLS key: ", missing},
+		{[]string{"--tls-cert", missing, "--tls-key", keyFile}, exitFailure, "tlsreload: TLS certificate: ", missing},
+		{[]string{"--tls-cert", certFile, "--tls-key", missing}, exitFailure, "tlsreload: TLS key: ", missing},
 		{[]string{"--tls-cert", certFile, "--tls-key", otherKey}, exitFailure, "private key does not match public key", otherKey},
 		{[]string{"--tls-cert", certFile, "--tls-key", keyFile, "--listen", "0.0.0.0:0"}, exitUsage, "reachable from other machines", ""},
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 // claudeCode runs the pinned Claude Code CLI with its home and config in
@@ -66,10 +66,10 @@ func TestClaudeCodeConnects(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("# team\nclaude-code:"+fromFile+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	const public = "https://mcp.example.test/mcp"
-	jwt := as.Token(rsauthtest.Claims{Subject: "claude-user", Audience: []string{public}, Scope: "mcp:tools"})
+	jwt := as.Token(authtest.Claims{Subject: "claude-user", Audience: []string{public}, Scope: "mcp:tools"})
 
 	viaEnv := startBridge(t, serveOpts{Child: []string{env.memos}, Env: []string{"MCP_BRIDGE_AUTH_TOKEN=" + static}})
 	viaFile := startBridge(t, serveOpts{Child: []string{env.memos}, Flags: []string{"--auth-token-file", tokenFile}})

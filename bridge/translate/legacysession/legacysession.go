@@ -41,7 +41,7 @@ const (
 	MaxOpenInputs = 256
 	// MaxSubscriptions bounds the resource subscriptions a session keeps
 	// (each is a URI in its listen filter).
-	MaxSubscriptions = 1024
+	MaxSubscriptions = translate.MaxSubscriptions
 )
 
 // Listener is what differs between the faces in a session's change

@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
-func introspecting(as *rsauthtest.Server) func(*Config) {
+func introspecting(as *authtest.Server) func(*Config) {
 	return func(c *Config) { c.IntrospectionURL = as.URL + "/introspect" }
 }
 
@@ -23,7 +23,7 @@ func introspecting(as *rsauthtest.Server) func(*Config) {
 // verdicts have their own cache), and the storm's requests are answered
 // 503 at once past the bounded queue instead of waiting behind each other.
 func TestIntrospectionStorm(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, introspecting(as))
 	in := rs.s.intro
@@ -97,7 +97,7 @@ func TestIntrospectionStorm(t *testing.T) {
 // of 40 new tokens at once, those that get no slot are answered 503 with
 // Retry-After within about introspectionWait.
 func TestIntrospectionHungEndpointBounded(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	defer as.HangIntrospection(false)
 	rs := newResource(t, as, nil, func(c *Config) {
@@ -143,7 +143,7 @@ func TestIntrospectionHungEndpointBounded(t *testing.T) {
 // and token_use "refresh_token": it is refused (401), as are other kinds
 // that are not access tokens; Hydra's access tokens are admitted.
 func TestIntrospectedTokenKinds(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, introspecting(as))
 	exp := time.Now().Add(time.Hour).Unix()
@@ -171,7 +171,7 @@ func TestIntrospectedTokenKinds(t *testing.T) {
 		}
 	}
 	// A JWT that says it is an ID token (Cognito's token_use) is refused too.
-	if status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, Extra: map[string]any{"token_use": "id"}})); status != 401 {
+	if status, _, _ := authenticate(rs, as.Token(authtest.Claims{Audience: []string{resourceURL}, Extra: map[string]any{"token_use": "id"}})); status != 401 {
 		t.Errorf("JWT with token_use id: %d", status)
 	}
 }
@@ -179,12 +179,12 @@ func TestIntrospectedTokenKinds(t *testing.T) {
 // A JWT whose sub reads "client:svc" and an introspected client
 // credentials token of the client "svc" are different principals.
 func TestPrincipalKinds(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, introspecting(as))
 	exp := time.Now().Add(time.Hour).Unix()
-	_, _, user := authenticate(rs, as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, Subject: "client:svc"}))
-	_, _, user2 := authenticate(rs, as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, Subject: "client:" + as.Issuer + " svc"}))
+	_, _, user := authenticate(rs, as.Token(authtest.Claims{Audience: []string{resourceURL}, Subject: "client:svc"}))
+	_, _, user2 := authenticate(rs, as.Token(authtest.Claims{Audience: []string{resourceURL}, Subject: "client:" + as.Issuer + " svc"}))
 	_, _, client := authenticate(rs, as.Opaque(map[string]any{"active": true, "client_id": "svc", "aud": resourceURL, "exp": exp}))
 	_, _, introUser := authenticate(rs, as.Opaque(map[string]any{"active": true, "sub": "client:svc", "aud": resourceURL, "exp": exp}))
 	if user == "" || client == "" || user == client || user2 == client {

@@ -1,4 +1,13 @@
-package serve
+// Package tlsreload is TLS for a listener in front of serve's Handler (or
+// of many, in a gateway): a certificate/key pair read from PEM files and
+// read again when the files change, so that a renewed certificate
+// (certbot, cert-manager, a mounted Kubernetes secret) is served without a
+// restart and without dropping a session.
+//
+// It is a package of its own, not part of serve: it knows nothing of MCP
+// and the Handler knows nothing of TLS (the listener does), and a program
+// embedding the Handler can use it without cmd.
+package tlsreload
 
 import (
 	"crypto/tls"
@@ -10,12 +19,6 @@ import (
 
 	"github.com/rs/zerolog"
 )
-
-// TLS for a listener in front of a Handler (or of many, in a gateway): a
-// certificate/key pair read from PEM files and read again when the files
-// change, so that a renewed certificate (certbot, cert-manager, a mounted
-// Kubernetes secret) is served without a restart and without dropping a
-// session.
 
 const (
 	// certCheckInterval bounds how often a handshake looks at the files: a
@@ -162,7 +165,7 @@ func (c *CertFiles) stat() (fileStamps, error) {
 	for i, name := range [2]string{c.certFile, c.keyFile} {
 		fi, err := os.Stat(name)
 		if err != nil {
-			return st, fmt.Errorf("serve: TLS %s: %w", [2]string{"certificate", "key"}[i], err)
+			return st, fmt.Errorf("tlsreload: TLS %s: %w", [2]string{"certificate", "key"}[i], err)
 		}
 		st[i] = fi
 	}
@@ -172,15 +175,15 @@ func (c *CertFiles) stat() (fileStamps, error) {
 func (c *CertFiles) load() (*tls.Certificate, error) {
 	certPEM, err := readPEMFile(c.certFile)
 	if err != nil {
-		return nil, fmt.Errorf("serve: TLS certificate: %w", err)
+		return nil, fmt.Errorf("tlsreload: TLS certificate: %w", err)
 	}
 	keyPEM, err := readPEMFile(c.keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("serve: TLS key: %w", err)
+		return nil, fmt.Errorf("tlsreload: TLS key: %w", err)
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("serve: TLS certificate %s with key %s: %w", c.certFile, c.keyFile, err)
+		return nil, fmt.Errorf("tlsreload: TLS certificate %s with key %s: %w", c.certFile, c.keyFile, err)
 	}
 	return &cert, nil
 }

@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 // tlsIssuer is an https issuer whose metadata points at its own /jwks and
 // /introspect, which redirect (status) to the same paths on plain, an
 // http authorization server holding the real keys and verdicts.
-func tlsIssuer(t *testing.T, status int, plain *rsauthtest.Server) *httptest.Server {
+func tlsIssuer(t *testing.T, status int, plain *authtest.Server) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewTLSServer(mux)
@@ -35,7 +35,7 @@ func tlsIssuer(t *testing.T, status int, plain *rsauthtest.Server) *httptest.Ser
 // keys behind that redirect is not accepted (issue 28: keys fetched over
 // http could be forged by anyone on the path).
 func TestJWKSRedirectToHTTPRefused(t *testing.T) {
-	plain := rsauthtest.New("")
+	plain := authtest.New("")
 	defer plain.Close()
 	for _, status := range []int{301, 302, 307, 308} {
 		iss := tlsIssuer(t, status, plain)
@@ -45,7 +45,7 @@ func TestJWKSRedirectToHTTPRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs, _ := s.Resource(resourceURL, nil)
-		tok := plain.Token(rsauthtest.Claims{Issuer: iss.URL, Audience: []string{resourceURL}})
+		tok := plain.Token(authtest.Claims{Issuer: iss.URL, Audience: []string{resourceURL}})
 		if _, err := rs.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("%d: %v, want ErrUnavailable", status, err)
 		}
@@ -60,7 +60,7 @@ func TestJWKSRedirectToHTTPRefused(t *testing.T) {
 // redirects to plain http gets neither the client secret nor the user's
 // token sent there; the request is answered 503 (no verdict), not 200.
 func TestIntrospectionRedirectToHTTPRefused(t *testing.T) {
-	plain := rsauthtest.New("")
+	plain := authtest.New("")
 	defer plain.Close()
 	plain.RequireClientAuth("bridge", "intro-secret")
 	for _, status := range []int{307, 308} {

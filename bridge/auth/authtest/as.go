@@ -1,8 +1,8 @@
-// Package rsauthtest is a test authorization server: generated keys, RFC
+// Package authtest is a test authorization server: generated keys, RFC
 // 8414 metadata, a JWKS endpoint whose keys can be rotated, RFC 7662
 // introspection of opaque tokens it was told about, and a minter of JWT
 // access tokens. It is for tests only.
-package rsauthtest
+package authtest
 
 import (
 	"context"

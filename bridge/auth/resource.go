@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"context"
@@ -34,21 +34,21 @@ func (s *Server) Resource(publicURL string, scopes []string) (*Resource, error) 
 		// authorization (Canonical Server URI): "mcp.example.com (missing
 		// scheme)" and "https://mcp.example.com#fragment (contains
 		// fragment)" are invalid.
-		return nil, fmt.Errorf("rsauth: public URL %q: want an absolute http(s) URL", publicURL)
+		return nil, fmt.Errorf("auth: public URL %q: want an absolute http(s) URL", publicURL)
 	}
 	if u.Fragment != "" || u.RawQuery != "" {
-		return nil, fmt.Errorf("rsauth: public URL %q: must have no fragment or query", publicURL)
+		return nil, fmt.Errorf("auth: public URL %q: must have no fragment or query", publicURL)
 	}
 	for _, sc := range scopes {
 		if !validScope(sc) {
-			return nil, fmt.Errorf("rsauth: scope %q: RFC 6749 scope tokens are printable ASCII without space, '\"' or '\\'", sc)
+			return nil, fmt.Errorf("auth: scope %q: RFC 6749 scope tokens are printable ASCII without space, '\"' or '\\'", sc)
 		}
 		if sc == "offline_access" {
 			// authorization (Refresh Tokens): "MCP Servers (Protected
 			// Resources) SHOULD NOT include offline_access in
 			// WWW-Authenticate scope or Protected Resource Metadata
 			// scopes_supported".
-			return nil, errors.New("rsauth: offline_access is not a resource's scope (the spec says not to require it)")
+			return nil, errors.New("auth: offline_access is not a resource's scope (the spec says not to require it)")
 		}
 	}
 	// authorization (Canonical Server URI): implementations "SHOULD
@@ -203,7 +203,7 @@ func (rs *Resource) Authenticate(w http.ResponseWriter, r *http.Request) (string
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(err)))
 		return "", &Error{http.StatusServiceUnavailable, sentinel}
 	}
-	w.Header().Set("WWW-Authenticate", rs.Challenge("invalid_token", strings.TrimPrefix(sentinel.Error(), "rsauth: ")))
+	w.Header().Set("WWW-Authenticate", rs.Challenge("invalid_token", strings.TrimPrefix(sentinel.Error(), "auth: ")))
 	return "", &Error{http.StatusUnauthorized, sentinel}
 }
 

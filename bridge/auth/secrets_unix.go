@@ -1,6 +1,6 @@
 //go:build !windows
 
-package serve
+package auth
 
 import "os"
 

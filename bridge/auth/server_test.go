@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 const resourceURL = "https://mcp.example.com/mcp"
 
-func newResource(t *testing.T, as *rsauthtest.Server, scopes []string, mod func(*Config)) *Resource {
+func newResource(t *testing.T, as *authtest.Server, scopes []string, mod func(*Config)) *Resource {
 	t.Helper()
 	cfg := Config{Issuers: []string{as.Issuer}, KeyRefetchInterval: -1}
 	if mod != nil {
@@ -62,13 +62,13 @@ func authenticateHeader(rs *Resource, tok string) (int, http.Header, string) {
 }
 
 func TestJWTRightAudienceAdmitted(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, nil)
 	// Canonical URI: upper-case scheme/host and a trailing slash are the
 	// same resource.
 	for _, aud := range []string{resourceURL, "HTTPS://MCP.example.com/mcp/"} {
-		status, _, p := authenticate(rs, as.Token(rsauthtest.Claims{Audience: []string{"other", aud}}))
+		status, _, p := authenticate(rs, as.Token(authtest.Claims{Audience: []string{"other", aud}}))
 		if status != 200 || p != as.Issuer+" alice" {
 			t.Fatalf("aud %q: status %d principal %q", aud, status, p)
 		}
@@ -91,9 +91,9 @@ func handMade(t *testing.T, alg string, claims map[string]any, key []byte) strin
 }
 
 func TestJWTRefused(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
-	other := rsauthtest.New("")
+	other := authtest.New("")
 	defer other.Close()
 	rs := newResource(t, as, nil, nil)
 	good := map[string]any{"iss": as.Issuer, "sub": "mallory", "aud": resourceURL, "exp": time.Now().Add(time.Hour).Unix()}
@@ -111,14 +111,14 @@ func TestJWTRefused(t *testing.T) {
 		tok  string
 		want error
 	}{
-		{"wrong audience", as.Token(rsauthtest.Claims{Audience: []string{"https://other.example.com/mcp"}}), ErrAudience},
-		{"no audience", as.Token(rsauthtest.Claims{}), ErrAudience},
-		{"expired", as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, Expiry: time.Now().Add(-2 * time.Minute)}), ErrExpired},
-		{"not yet valid", as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, NotBef: time.Now().Add(5 * time.Minute)}), ErrExpired},
-		{"no exp", as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, NoExpiry: true}), ErrClaims},
-		{"unknown key", as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, KeyID: "made-up"}), ErrUnknownKey},
-		{"wrong issuer", other.Token(rsauthtest.Claims{Audience: []string{resourceURL}}), ErrUnknownIssuer},
-		{"trusted iss, other issuer's key", other.Token(rsauthtest.Claims{Issuer: as.Issuer, Audience: []string{resourceURL}}), ErrUnknownKey},
+		{"wrong audience", as.Token(authtest.Claims{Audience: []string{"https://other.example.com/mcp"}}), ErrAudience},
+		{"no audience", as.Token(authtest.Claims{}), ErrAudience},
+		{"expired", as.Token(authtest.Claims{Audience: []string{resourceURL}, Expiry: time.Now().Add(-2 * time.Minute)}), ErrExpired},
+		{"not yet valid", as.Token(authtest.Claims{Audience: []string{resourceURL}, NotBef: time.Now().Add(5 * time.Minute)}), ErrExpired},
+		{"no exp", as.Token(authtest.Claims{Audience: []string{resourceURL}, NoExpiry: true}), ErrClaims},
+		{"unknown key", as.Token(authtest.Claims{Audience: []string{resourceURL}, KeyID: "made-up"}), ErrUnknownKey},
+		{"wrong issuer", other.Token(authtest.Claims{Audience: []string{resourceURL}}), ErrUnknownIssuer},
+		{"trusted iss, other issuer's key", other.Token(authtest.Claims{Issuer: as.Issuer, Audience: []string{resourceURL}}), ErrUnknownKey},
 		{"alg none", handMade(t, "none", good, nil), ErrMalformed},
 		{"HS256 with the public key", handMade(t, "HS256", good, jwks), ErrMalformed},
 		{"garbage", "not-a-token", ErrMalformed},
@@ -141,7 +141,7 @@ func TestJWTRefused(t *testing.T) {
 }
 
 func TestNoTokenChallengeHasNoError(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, []string{"mcp:tools"}, nil)
 	status, challenge, _ := authenticate(rs, "")
@@ -152,11 +152,11 @@ func TestNoTokenChallengeHasNoError(t *testing.T) {
 }
 
 func TestScopes(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, []string{"mcp:tools", "mcp:read"}, nil)
 	aud := []string{resourceURL}
-	admitted := []rsauthtest.Claims{
+	admitted := []authtest.Claims{
 		{Audience: aud, Scope: "openid mcp:read mcp:tools"},
 		{Audience: aud, Extra: map[string]any{"scp": []string{"mcp:tools", "mcp:read"}}}, // Okta
 		{Audience: aud, Extra: map[string]any{"scp": "mcp:tools mcp:read"}},              // Entra
@@ -166,7 +166,7 @@ func TestScopes(t *testing.T) {
 			t.Errorf("%+v: status %d", c, status)
 		}
 	}
-	status, challenge, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud, Scope: "mcp:read"}))
+	status, challenge, _ := authenticate(rs, as.Token(authtest.Claims{Audience: aud, Scope: "mcp:read"}))
 	if status != 403 || !strings.Contains(challenge, `error="insufficient_scope"`) || !strings.Contains(challenge, `scope="mcp:tools mcp:read"`) ||
 		!strings.Contains(challenge, "resource_metadata=") {
 		t.Fatalf("missing scope: status %d, challenge %q", status, challenge)
@@ -174,7 +174,7 @@ func TestScopes(t *testing.T) {
 }
 
 func TestMetadataNamesIssuer(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, []string{"mcp:tools"}, nil)
 	rec := httptest.NewRecorder()
@@ -194,15 +194,15 @@ func TestMetadataNamesIssuer(t *testing.T) {
 }
 
 func TestKeyRotationPickedUp(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, nil)
 	aud := []string{resourceURL}
-	if status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud})); status != 200 {
+	if status, _, _ := authenticate(rs, as.Token(authtest.Claims{Audience: aud})); status != 200 {
 		t.Fatalf("before rotation: %d", status)
 	}
 	as.Rotate()
-	if status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud})); status != 200 {
+	if status, _, _ := authenticate(rs, as.Token(authtest.Claims{Audience: aud})); status != 200 {
 		t.Fatalf("after rotation: %d", status)
 	}
 	if n := as.JWKSFetches.Load(); n != 2 {
@@ -214,11 +214,11 @@ func TestKeyRotationPickedUp(t *testing.T) {
 // KeyRefetchInterval, not one per token (distinct kids: see
 // TestRotationDuringGarbageKidStorm).
 func TestUnknownKeyFloodRateLimited(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = time.Hour })
 	for i := range 100 {
-		tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}, KeyID: "bogus"})
+		tok := as.Token(authtest.Claims{Audience: []string{resourceURL}, KeyID: "bogus"})
 		if _, err := rs.Verify(context.Background(), tok); !errors.Is(err, ErrUnknownKey) {
 			t.Fatalf("token %d: %v", i, err)
 		}
@@ -227,13 +227,13 @@ func TestUnknownKeyFloodRateLimited(t *testing.T) {
 		t.Fatalf("JWKS fetched %d times for 100 tokens of one bogus kid, want 1", n)
 	}
 	// The real key still works.
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})); err != nil {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: []string{resourceURL}})); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestIntrospection(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	as.RequireClientAuth("bridge", "s3cret:/+")
 	rs := newResource(t, as, []string{"mcp:tools"}, func(c *Config) {
@@ -275,11 +275,11 @@ func TestIntrospection(t *testing.T) {
 
 func TestOIDCDiscoveryFallback(t *testing.T) {
 	// Only the OpenID Connect location, appended to an issuer with a path.
-	var keys *rsauthtest.Server
+	var keys *authtest.Server
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	keys = rsauthtest.New("")
+	keys = authtest.New("")
 	defer keys.Close()
 	iss := srv.URL + "/tenant1"
 	mux.HandleFunc("/tenant1/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
@@ -288,7 +288,7 @@ func TestOIDCDiscoveryFallback(t *testing.T) {
 	s, _ := New(Config{Issuers: []string{iss}})
 	defer s.Close()
 	rs, _ := s.Resource(resourceURL, nil)
-	if _, err := rs.Verify(context.Background(), keys.Token(rsauthtest.Claims{Issuer: iss, Audience: []string{resourceURL}})); err != nil {
+	if _, err := rs.Verify(context.Background(), keys.Token(authtest.Claims{Issuer: iss, Audience: []string{resourceURL}})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -321,8 +321,8 @@ func TestHostileIssuers(t *testing.T) {
 		iss := srv.URL + path
 		s, _ := New(Config{Issuers: []string{iss}, HTTPClient: &http.Client{Timeout: 300 * time.Millisecond}})
 		rs, _ := s.Resource(resourceURL, nil)
-		as := rsauthtest.New("")
-		tok := as.Token(rsauthtest.Claims{Issuer: iss, Audience: []string{resourceURL}})
+		as := authtest.New("")
+		tok := as.Token(authtest.Claims{Issuer: iss, Audience: []string{resourceURL}})
 		as.Close()
 		if _, err := rs.Verify(context.Background(), tok); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", path, err)
@@ -356,10 +356,10 @@ func TestConfigChecks(t *testing.T) {
 // Requests that arrive together before the keys are known share one
 // fetch: the issuer sees one metadata and one key-set request.
 func TestConcurrentFirstUseFetchesOnce(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = time.Hour })
-	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	tok := as.Token(authtest.Claims{Audience: []string{resourceURL}})
 	errs := make(chan error, 32)
 	for range 32 {
 		go func() {
@@ -380,14 +380,14 @@ func TestConcurrentFirstUseFetchesOnce(t *testing.T) {
 // RS256 (Keycloak, Auth0, Entra sign with it), and a rotation from an EC
 // key to an RSA one.
 func TestJWTRS256(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, nil)
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})); err != nil {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: []string{resourceURL}})); err != nil {
 		t.Fatal(err)
 	}
 	as.RotateRSA()
-	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	tok := as.Token(authtest.Claims{Audience: []string{resourceURL}})
 	if !strings.Contains(tok[:strings.Index(tok, ".")], "eyJhbGciOiJSUzI1NiI") {
 		t.Fatalf("not an RS256 token")
 	}

@@ -1,4 +1,4 @@
-package serve
+package auth
 
 import (
 	"bytes"
@@ -9,9 +9,16 @@ import (
 	"strings"
 )
 
+// A NamedToken is an accepted bearer token and the name its holder goes by
+// in logs and metrics (empty: a prefix of the token's hash).
+type NamedToken struct {
+	Name  string
+	Token string
+}
+
 // ErrTokenFile is wrapped by every error ParseTokenFile and ReadTokenFile
 // return. No error quotes a token: a line is named by its number.
-var ErrTokenFile = errors.New("serve: token file")
+var ErrTokenFile = errors.New("auth: token file")
 
 const (
 	maxTokenFile   = 1 << 20 // bytes

@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"context"

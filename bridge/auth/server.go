@@ -1,17 +1,4 @@
-// Package rsauth is the OAuth 2.1 resource-server side of the MCP
-// authorization spec: it verifies the access tokens clients send to an MCP
-// endpoint (JWTs against the issuers' published keys, opaque tokens by RFC
-// 7662 introspection), answers RFC 9728 protected-resource metadata, and
-// writes the 401/403 challenges that tell a client where to log in.
-//
-// A Server holds what endpoints share (issuer metadata and key caches, the
-// introspection client); a Resource is one endpoint: its canonical URI and
-// the scopes it requires. A gateway with many routes makes one Server and a
-// Resource per route.
-//
-// The package imports neither serve nor connect; serve uses a Resource
-// through its own Authenticator interface.
-package rsauth
+package auth
 
 import (
 	"context"
@@ -34,21 +21,21 @@ import (
 // ErrInsufficientScope with 403, ErrUnavailable with 503 and every other
 // one with 401 invalid_token.
 var (
-	ErrNoToken           = errors.New("rsauth: no bearer token")
-	ErrMalformed         = errors.New("rsauth: malformed token")
-	ErrUnknownIssuer     = errors.New("rsauth: token from an issuer this server does not trust")
-	ErrUnknownKey        = errors.New("rsauth: token signed by a key the issuer does not publish")
-	ErrSignature         = errors.New("rsauth: bad token signature")
-	ErrAudience          = errors.New("rsauth: token not issued for this resource")
-	ErrExpired           = errors.New("rsauth: token expired or not yet valid")
-	ErrClaims            = errors.New("rsauth: token lacks a required claim")
-	ErrInactive          = errors.New("rsauth: token is not active")
-	ErrNotAccessToken    = errors.New("rsauth: not an access token")
-	ErrInsufficientScope = errors.New("rsauth: token lacks a required scope")
+	ErrNoToken           = errors.New("auth: no bearer token")
+	ErrMalformed         = errors.New("auth: malformed token")
+	ErrUnknownIssuer     = errors.New("auth: token from an issuer this server does not trust")
+	ErrUnknownKey        = errors.New("auth: token signed by a key the issuer does not publish")
+	ErrSignature         = errors.New("auth: bad token signature")
+	ErrAudience          = errors.New("auth: token not issued for this resource")
+	ErrExpired           = errors.New("auth: token expired or not yet valid")
+	ErrClaims            = errors.New("auth: token lacks a required claim")
+	ErrInactive          = errors.New("auth: token is not active")
+	ErrNotAccessToken    = errors.New("auth: not an access token")
+	ErrInsufficientScope = errors.New("auth: token lacks a required scope")
 	// ErrUnavailable: the issuer or the introspection endpoint could not
 	// be reached or answered nonsense; the token was neither accepted nor
 	// found invalid (503).
-	ErrUnavailable = errors.New("rsauth: authorization server unavailable")
+	ErrUnavailable = errors.New("auth: authorization server unavailable")
 )
 
 // unavailable is ErrUnavailable with the time after which asking again
@@ -189,7 +176,7 @@ type Server struct {
 // them, so the bridge starts while an authorization server is down.
 func New(cfg Config) (*Server, error) {
 	if len(cfg.Issuers) == 0 {
-		return nil, errors.New("rsauth: at least one issuer is required")
+		return nil, errors.New("auth: at least one issuer is required")
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -208,10 +195,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	for iss, ttl := range cfg.IssuerKeyTTL {
 		if s.issuers[iss] == nil {
-			return nil, fmt.Errorf("rsauth: a key lifetime for %q, which is not a trusted issuer", iss)
+			return nil, fmt.Errorf("auth: a key lifetime for %q, which is not a trusted issuer", iss)
 		}
 		if ttl < 0 {
-			return nil, fmt.Errorf("rsauth: negative key lifetime for %q", iss)
+			return nil, fmt.Errorf("auth: negative key lifetime for %q", iss)
 		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -258,7 +245,7 @@ func checkURL(what, raw string) error {
 	// No white space either: a principal is "<issuer> <subject>", and an
 	// issuer with a space would make two of them look alike.
 	if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" || strings.ContainsAny(raw, " \t\r\n") {
-		return fmt.Errorf("rsauth: %s %q: want an absolute https URL without query or fragment", what, raw)
+		return fmt.Errorf("auth: %s %q: want an absolute https URL without query or fragment", what, raw)
 	}
 	switch u.Scheme {
 	case "https":
@@ -268,7 +255,7 @@ func checkURL(what, raw string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("rsauth: %s %q: must be https (http only on loopback)", what, raw)
+	return fmt.Errorf("auth: %s %q: must be https (http only on loopback)", what, raw)
 }
 
 func isLoopback(host string) bool {

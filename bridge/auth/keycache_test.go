@@ -1,4 +1,4 @@
-package rsauth
+package auth
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/rsauth/rsauthtest"
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 )
 
 // pace runs f every interval until d has passed (load generation, not
@@ -35,11 +35,11 @@ func pace(d, interval time.Duration, f func()) {
 // passed: they are answered at once from the stale set while refreshes
 // are tried in the background.
 func TestHungJWKSCachedKeysAnswer(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	defer as.HangJWKS(false)
 	rs := newResource(t, as, nil, func(c *Config) { c.KeyTTL = 2 * time.Second; c.KeyRefetchInterval = 0 })
-	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	tok := as.Token(authtest.Claims{Audience: []string{resourceURL}})
 	if status, _, _ := authenticate(rs, tok); status != 200 {
 		t.Fatalf("first request: %d", status)
 	}
@@ -69,11 +69,11 @@ func TestHungJWKSCachedKeysAnswer(t *testing.T) {
 // may be stale is allowed). The storm costs the issuer about one fetch a
 // second.
 func TestRotationDuringGarbageKidStorm(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = 0 }) // defaults: 30 s per kid
 	aud := []string{resourceURL}
-	if status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud})); status != 200 {
+	if status, _, _ := authenticate(rs, as.Token(authtest.Claims{Audience: aud})); status != 200 {
 		t.Fatalf("first request: %d", status)
 	}
 	stop := make(chan struct{})
@@ -88,7 +88,7 @@ func TestRotationDuringGarbageKidStorm(t *testing.T) {
 			tick := time.NewTicker(10 * time.Millisecond)
 			defer tick.Stop()
 			for i := 0; ; i++ {
-				tok := as.Token(rsauthtest.Claims{Audience: aud, KeyID: "garbage-" + string(rune('a'+g)) + "-" + strings.Repeat("x", i%7) + time.Now().Format("150405.000000")})
+				tok := as.Token(authtest.Claims{Audience: aud, KeyID: "garbage-" + string(rune('a'+g)) + "-" + strings.Repeat("x", i%7) + time.Now().Format("150405.000000")})
 				start := time.Now()
 				status, _, _ := authenticate(rs, tok)
 				stormMu.Lock()
@@ -119,7 +119,7 @@ func TestRotationDuringGarbageKidStorm(t *testing.T) {
 	tries := 0
 	for admitted == 0 && time.Since(rotated) < 10*time.Second {
 		tries++
-		status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+		status, h, _ := authenticateHeader(rs, as.Token(authtest.Claims{Audience: aud}))
 		switch status {
 		case 200:
 			admitted = time.Since(rotated)
@@ -138,7 +138,7 @@ func TestRotationDuringGarbageKidStorm(t *testing.T) {
 	}
 	// Good tokens keep being admitted while the storm goes on.
 	pace(1500*time.Millisecond, 50*time.Millisecond, func() {
-		if status, _, _ := authenticate(rs, as.Token(rsauthtest.Claims{Audience: aud})); status != 200 {
+		if status, _, _ := authenticate(rs, as.Token(authtest.Claims{Audience: aud})); status != 200 {
 			t.Errorf("a good token during the storm: %d", status)
 		}
 	})
@@ -176,9 +176,9 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // file), or a shorter Cache-Control max-age of its response, at least
 // minKeyMaxAge.
 func TestKeyLifetime(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
-	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	tok := as.Token(authtest.Claims{Audience: []string{resourceURL}})
 	for _, c := range []struct {
 		ttl, issuerTTL time.Duration
 		cacheControl   string
@@ -218,27 +218,27 @@ func TestKeyLifetime(t *testing.T) {
 // A token without a kid is checked against at most maxKidless keys, and
 // a key set with more than maxKeys keys says so in the log.
 func TestKidlessTokensBounded(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	var logs bytes.Buffer
 	aud := []string{resourceURL}
 	as.Decoys(maxKidless - 1)
 	rs := newResource(t, as, nil, nil)
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: aud, NoKeyID: true})); err != nil {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: aud, NoKeyID: true})); err != nil {
 		t.Fatalf("kid-less token, its key %d-th in the set: %v", maxKidless, err)
 	}
 	as.Decoys(maxKidless)
 	rs = newResource(t, as, nil, nil)
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: aud, NoKeyID: true})); !errors.Is(err, ErrSignature) {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: aud, NoKeyID: true})); !errors.Is(err, ErrSignature) {
 		t.Fatalf("kid-less token, its key past the first %d: %v, want ErrSignature", maxKidless, err)
 	}
 	// The kid still finds it.
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: aud})); err != nil {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: aud})); err != nil {
 		t.Fatal(err)
 	}
 	as.Decoys(maxKeys)
 	rs = newResource(t, as, nil, func(c *Config) { c.Logger = zerolog.New(&logs) })
-	if _, err := rs.Verify(context.Background(), as.Token(rsauthtest.Claims{Audience: aud})); !errors.Is(err, ErrUnknownKey) {
+	if _, err := rs.Verify(context.Background(), as.Token(authtest.Claims{Audience: aud})); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("the 65th key: %v, want ErrUnknownKey", err)
 	}
 	if !strings.Contains(logs.String(), `"keys":65,"kept":64`) {
@@ -251,19 +251,19 @@ func TestKidlessTokensBounded(t *testing.T) {
 // not 401 and not a wait for the fetch's whole timeout; the old key's
 // tokens keep working meanwhile.
 func TestUnknownKidHungIssuer503(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	defer as.HangJWKS(false)
 	rs := newResource(t, as, nil, func(c *Config) { c.KeyRefetchInterval = 0 })
 	aud := []string{resourceURL}
-	old := as.Token(rsauthtest.Claims{Audience: aud})
+	old := as.Token(authtest.Claims{Audience: aud})
 	if status, _, _ := authenticate(rs, old); status != 200 {
 		t.Fatalf("first request: %d", status)
 	}
 	as.HangJWKS(true)
 	as.Rotate()
 	start := time.Now()
-	status, h, _ := authenticateHeader(rs, as.Token(rsauthtest.Claims{Audience: aud}))
+	status, h, _ := authenticateHeader(rs, as.Token(authtest.Claims{Audience: aud}))
 	took := time.Since(start)
 	t.Logf("new kid, issuer hung: %d after %v, Retry-After %q", status, took, h.Get("Retry-After"))
 	if status != 503 || h.Get("Retry-After") == "" || took > keyWait+time.Second {
@@ -279,13 +279,13 @@ func TestUnknownKidHungIssuer503(t *testing.T) {
 // that, while the issuer still hangs, 503 with Retry-After (the issuer
 // may have withdrawn a key), within keyWait.
 func TestStaleKeysBounded(t *testing.T) {
-	as := rsauthtest.New("")
+	as := authtest.New("")
 	defer as.Close()
 	defer as.HangJWKS(false)
 	rs := newResource(t, as, nil, func(c *Config) {
 		c.KeyTTL, c.KeyMaxStale, c.KeyRefetchInterval = time.Second, time.Second, 0
 	})
-	tok := as.Token(rsauthtest.Claims{Audience: []string{resourceURL}})
+	tok := as.Token(authtest.Claims{Audience: []string{resourceURL}})
 	if status, _, _ := authenticate(rs, tok); status != 200 {
 		t.Fatalf("first request: %d", status)
 	}
