@@ -126,14 +126,8 @@ func ModernOverLegacy(ctx context.Context, f Front, b Back, m *wire.Message, id 
 	default:
 		return false
 	}
-	own := f.Owns(m.TaskID)
-	if own == NotOwned {
-		f.Answer(wire.ErrorResponse(id, wire.CodeInvalidParams, ErrTaskNotFound, nil))
-		return true
-	}
-	ctx, done, err := b.Begin(ctx)
-	if err != nil {
-		f.Fail(err)
+	own, ctx, done := enter(ctx, f, b, m, id)
+	if done == nil {
 		return true
 	}
 	defer done()
@@ -207,13 +201,8 @@ func LegacyOverModern(ctx context.Context, f Front, b Back, m *wire.Message, id 
 	default:
 		return false
 	}
-	if f.Owns(m.TaskID) == NotOwned {
-		f.Answer(wire.ErrorResponse(id, wire.CodeInvalidParams, ErrTaskNotFound, nil))
-		return true
-	}
-	ctx, done, err := b.Begin(ctx)
-	if err != nil {
-		f.Fail(err)
+	_, ctx, done := enter(ctx, f, b, m, id)
+	if done == nil {
 		return true
 	}
 	defer done()
@@ -298,4 +287,22 @@ func Sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) bool {
 	case <-stop:
 		return false
 	}
+}
+
+// enter is the start of every tasks request the bridge answers itself:
+// the caller must own the task (the receiver "MUST" bind tasks to the
+// authorization context), then the back is opened. A nil done means the
+// front has been answered already.
+func enter(ctx context.Context, f Front, b Back, m *wire.Message, id []byte) (Ownership, context.Context, context.CancelFunc) {
+	own := f.Owns(m.TaskID)
+	if own == NotOwned {
+		f.Answer(wire.ErrorResponse(id, wire.CodeInvalidParams, ErrTaskNotFound, nil))
+		return own, ctx, nil
+	}
+	ctx, done, err := b.Begin(ctx)
+	if err != nil {
+		f.Fail(err)
+		return own, ctx, nil
+	}
+	return own, ctx, done
 }
