@@ -172,8 +172,10 @@ func (c *Conn) Send(msg []byte) error {
 	if m.Kind == wire.KindRequest && m.Method == "initialize" {
 		c.mu.Lock()
 		again := c.initSent
-		c.initSent = true
-		c.init = slices.Clone(msg)
+		if !again {
+			c.initSent = true
+			c.init = slices.Clone(msg)
+		}
 		c.mu.Unlock()
 		if again {
 			return fmt.Errorf("serve: in-process session: initialize sent twice")

@@ -336,3 +336,30 @@ func TestOpenRetriesBusy(t *testing.T) {
 		return
 	}
 }
+
+// A second initialize on an in-process session is refused, and leaves
+// nothing behind: the handshake a renewal replays stays the one that
+// opened the session (a refused message must not change what the next
+// session is initialized with).
+func TestOpenSecondInitializeLeavesHandshake(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	entryAsk(t, c, first)
+	second := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"other","version":"9"}}}`
+	if err := c.Send([]byte(second)); err == nil {
+		t.Fatal("a second initialize was accepted")
+	}
+	c.mu.Lock()
+	init := string(c.init)
+	c.mu.Unlock()
+	if init != first {
+		t.Errorf("the handshake a renewal replays is now %s, want the first initialize", init)
+	}
+}

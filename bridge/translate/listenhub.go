@@ -63,6 +63,9 @@ type ListenHub struct {
 	mu   sync.Mutex
 	subs []*Listener    // registration order: each notification reaches them in it
 	uris map[string]int // resources/subscribe references held at the back
+	// pending are the URIs whose first resources/subscribe is unanswered:
+	// closed when it is; until then the URI is not known to be held.
+	pending map[string]chan struct{}
 }
 
 // Listener is one front subscriptions/listen request.
@@ -136,25 +139,41 @@ func (hub *ListenHub) Open(ctx context.Context, back ListenBack, m *wire.Message
 	return l
 }
 
-// hold subscribes the back to uri for one more listener.
+// hold subscribes the back to uri for one more listener. While another
+// listener's resources/subscribe of uri is unanswered it waits for the
+// answer: the back may refuse it.
 func (hub *ListenHub) hold(ctx context.Context, back ListenBack, uri string) error {
 	hub.mu.Lock()
+	for ch := hub.pending[uri]; ch != nil; ch = hub.pending[uri] {
+		hub.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		hub.mu.Lock()
+	}
 	if hub.uris == nil {
-		hub.uris = map[string]int{}
+		hub.uris, hub.pending = map[string]int{}, map[string]chan struct{}{}
 	}
 	n := hub.uris[uri]
 	hub.uris[uri] = n + 1
-	hub.mu.Unlock()
 	if n > 0 {
+		hub.mu.Unlock()
 		return nil
 	}
-	if err := back.Subscribe(ctx, uri); err != nil {
-		hub.mu.Lock()
+	done := make(chan struct{})
+	hub.pending[uri] = done
+	hub.mu.Unlock()
+	err := back.Subscribe(ctx, uri)
+	hub.mu.Lock()
+	delete(hub.pending, uri)
+	close(done)
+	if err != nil {
 		hub.release(uri)
-		hub.mu.Unlock()
-		return err
 	}
-	return nil
+	hub.mu.Unlock()
+	return err
 }
 
 // release drops one reference to uri and reports whether it was the last.

@@ -216,3 +216,40 @@ func TestListenHubSubscriptionsBounded(t *testing.T) {
 	}
 	hub.Close(l)
 }
+
+// A second listener of a URI whose first resources/subscribe is still
+// unanswered does not take the URI as held: the back may refuse it (it
+// does here), and then the second acknowledgement would list a URI nobody
+// subscribed, and its Close would unsubscribe the back from it. It waits
+// for the answer (here its context has ended, so it leaves the URI out).
+func TestListenHubSubscribeInFlight(t *testing.T) {
+	var hub ListenHub
+	entered, release := make(chan struct{}), make(chan struct{})
+	back := &fakeBack{caps: ChangeCaps{Subscribe: true}, refuse: map[string]bool{"file:///x": true}}
+	back.during = func() {
+		close(entered)
+		<-release
+	}
+	var s1, s2 stream
+	first := make(chan *Listener)
+	go func() {
+		first <- hub.Open(context.Background(), back, listenReq(t, "1", `{"resourceSubscriptions":["file:///x"]}`), []byte("1"), s1.deliver)
+	}()
+	<-entered
+	back.during = nil
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	l2 := hub.Open(gone, back, listenReq(t, "2", `{"resourceSubscriptions":["file:///x"]}`), []byte("2"), s2.deliver)
+	close(release)
+	l1 := <-first
+	hub.Close(l1)
+	hub.Close(l2)
+	for i, got := range [][]string{s1.got(), s2.got()} {
+		if len(got) == 0 || strings.Contains(got[0], "file:///x") {
+			t.Errorf("listener %d: acknowledgement %q lists a URI the back refused", i+1, got)
+		}
+	}
+	if c := back.calls(); len(c) != 0 {
+		t.Errorf("back got %v, want nothing (it refused the only subscribe)", c)
+	}
+}

@@ -84,6 +84,9 @@ type Rounds[F any] struct {
 	// means MaxRoundInputs. MaxBytes bounds their params' size (one
 	// stream's bound); 0 means no bound beyond the messages' own.
 	MaxInputs, MaxBytes int
+	// MaxSuspended bounds the calls suspended at once (each waits up to
+	// the TTL for a retry that may never come); 0 means MaxSuspendedCalls.
+	MaxSuspended int
 
 	mu      sync.Mutex
 	byState map[string]*Call[F]
@@ -92,6 +95,10 @@ type Rounds[F any] struct {
 // MaxRoundInputs is the default bound of Rounds.MaxInputs: neither a
 // back nor a front can grow a call's round at will.
 const MaxRoundInputs = 64
+
+// MaxSuspendedCalls is the default bound of Rounds.MaxSuspended: a front
+// that never retries cannot keep the back's calls waiting without end.
+const MaxSuspendedCalls = 1024
 
 // Call is one call's input rounds: the front request it answers, the
 // back's requests not yet answered, and while suspended the request state
@@ -145,9 +152,14 @@ func (c *Call[F]) Ask(a Ask) {
 		c.refuse(a, RefusedEnded, "mcp-bridge: the request this input was for has ended")
 		return
 	}
-	if len(c.asks) >= c.r.maxInputs() || (c.r.MaxBytes > 0 && c.bytes+len(a.Params) > c.r.MaxBytes) {
+	full := len(c.asks) >= c.r.maxInputs() || (c.r.MaxBytes > 0 && c.bytes+len(a.Params) > c.r.MaxBytes)
+	why := "mcp-bridge: too many input requests open for this call"
+	if !full && c.state == "" && c.r.suspended() >= c.r.maxSuspended() {
+		// This request would open a round: one call more waiting.
+		full, why = true, "mcp-bridge: too many calls waiting for the client's input"
+	}
+	if full {
 		c.mu.Unlock()
-		why := "mcp-bridge: too many input requests open for this call"
 		c.face.Refused(a, RefusedFull, why)
 		c.face.AnswerBack(a, nil, wire.CodeInternalError, why)
 		return
@@ -410,6 +422,20 @@ func (r *Rounds[F]) ttl() time.Duration {
 		return r.TTL
 	}
 	return InputTTL
+}
+
+func (r *Rounds[F]) maxSuspended() int {
+	if r.MaxSuspended > 0 {
+		return r.MaxSuspended
+	}
+	return MaxSuspendedCalls
+}
+
+// suspended is the number of calls suspended; Call.mu may be held.
+func (r *Rounds[F]) suspended() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byState)
 }
 
 func (r *Rounds[F]) maxInputs() int {

@@ -372,3 +372,32 @@ func TestRoundsRetryRacesAsk(t *testing.T) {
 		<-retried
 	}
 }
+
+// The suspended calls of one table are bounded: a front that never
+// retries cannot make the back hold calls without end (each waits the
+// TTL). A call that would open a round past the bound has its request
+// answered with an error at once; the rounds already open go on.
+func TestRoundsSuspendedBounded(t *testing.T) {
+	r := Rounds[string]{MaxSuspended: 1}
+	defer r.Close()
+	face := newRoundFace()
+	a := startCall(&r, face, "a0")
+	a.Ask(sampling("1"))
+	b := startCall(&r, face, "b0")
+	b.Ask(sampling("2"))
+	if _, suspended := b.Current(); suspended || !strings.Contains(face.answer("2"), "too many") {
+		t.Errorf("second call suspended %v, its request answered %q", suspended, face.answer("2"))
+	}
+	if _, suspended := a.Current(); !suspended || face.answer("1") != "" {
+		t.Errorf("first call suspended %v, its request answered %q", suspended, face.answer("1"))
+	}
+	// A retry that opens the next round reuses its call's place.
+	keys, state := face.lastRound(t, "a0")
+	a.Ask(sampling("3"))
+	if c, resumed := r.Retry(state, "a1", retry(map[string]string{keys[0]: `{}`}), allCaps); c != a || resumed {
+		t.Fatalf("retry: %v resumed %v", c, resumed)
+	}
+	if _, suspended := a.Current(); !suspended || face.answer("3") != "" {
+		t.Errorf("next round: suspended %v, 3 answered %q", suspended, face.answer("3"))
+	}
+}

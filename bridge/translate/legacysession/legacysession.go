@@ -76,6 +76,7 @@ type Session struct {
 
 	listenMu sync.Mutex // serializes (re)starting the listen stream
 	stop     func()
+	closed   bool // Close ran: no listen stream opens any more (listenMu)
 }
 
 // New returns a session whose listen streams l opens; maxAnswerBytes
@@ -254,9 +255,13 @@ func (s *Session) Forward(m *wire.Message) ([]byte, error) {
 	return wire.WithMetaFields(&msg, fields), nil
 }
 
-// Close ends the session's listen stream and forgets its input rounds.
+// Close ends the session's listen stream for good and forgets its input
+// rounds: a message of the legacy side handled after it opens no stream.
 func (s *Session) Close() {
-	s.StopListen()
+	s.listenMu.Lock()
+	s.closed = true
+	s.stopListenLocked()
+	s.listenMu.Unlock()
 	s.mu.Lock()
 	for id, r := range s.inputs {
 		delete(s.inputs, id)

@@ -101,7 +101,7 @@ func (s *Session) RestartListen() {
 	defer s.listenMu.Unlock()
 	s.stopListenLocked()
 	filter := s.Filter()
-	if filter == nil || s.listener == nil {
+	if filter == nil || s.listener == nil || s.closed {
 		return
 	}
 	s.stop = s.listener.OpenListen(filter)

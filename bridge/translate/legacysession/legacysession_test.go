@@ -253,3 +253,18 @@ func TestSessionRoundBounds(t *testing.T) {
 		t.Error("DropOwner")
 	}
 }
+
+// Close is final: a subscription or a notifications/initialized the
+// legacy side sent just before its session ended, handled after Close,
+// opens no listen stream that nothing would ever stop.
+func TestSessionNoListenAfterClose(t *testing.T) {
+	l := &listens{}
+	s := newSession(t, l, `{}`)
+	s.Notify("notifications/initialized")
+	s.Close()
+	s.Answer([]byte("1"), parse(t, `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///late"}}`))
+	s.Notify("notifications/initialized")
+	if l.open != 0 {
+		t.Errorf("%d listen streams open after Close (opened %v)", l.open, l.opened)
+	}
+}
