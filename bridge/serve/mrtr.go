@@ -109,9 +109,10 @@ func (rc *roundCall) Attach(f front, resumes bool) {
 
 func (rc *roundCall) Expire(error) { rc.c.cancel(rc.cl, "the input round was never answered") }
 
-func (rc *roundCall) Refused(a translate.Ask, r translate.Refusal, _ string) {
+func (rc *roundCall) Refused(a translate.Ask, r translate.Refusal, why string) {
 	if r == translate.RefusedFull {
-		rc.ss.s.h.warn.Warn(rc.c.log, "round_full").Str("method", a.Method).Msg("too many input requests open for one call; refused")
+		// why says which bound: this call's inputs, or the calls waiting.
+		rc.ss.s.h.warn.Warn(rc.c.log, "round_full").Str("method", a.Method).Str("why", why).Msg("input request refused")
 	}
 }
 
