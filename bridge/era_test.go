@@ -2,11 +2,8 @@ package bridge
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -58,23 +55,8 @@ func TestEraDecidedOnce(t *testing.T) {
 		return ok && l.Kind == token.STRING && (l.Value == `""` || l.Value == "``")
 	}
 	for _, dir := range []string{"serve", "connect", "stream"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
-		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, g := range sourceFiles(t, dir) {
+			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {
 				fn, ok := decl.(*ast.FuncDecl)
 				if !ok || fn.Body == nil || mayCompare[dir+"."+fn.Name.Name] {
@@ -158,19 +140,8 @@ func TestStrategyChosenOnce(t *testing.T) {
 		s, ok := c.Fun.(*ast.SelectorExpr)
 		return ok && s.Sel.Name == "strategy" && len(c.Args) == 0
 	}
-	files, err := filepath.Glob(filepath.Join("connect", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files in connect: %v", err)
-	}
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range sourceFiles(t, "connect") {
+		fset, f, path := g.fset, g.f, g.path
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.GenDecl:
@@ -236,20 +207,9 @@ func TestStrategyChosenOnce(t *testing.T) {
 //   - a pending made without an exchange (route and notify call it).
 func TestExchangeSetOnce(t *testing.T) {
 	setters := map[string]bool{"setExchange": true, "resetWire": true}
-	files, err := filepath.Glob(filepath.Join("connect", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files in connect: %v", err)
-	}
 	sawPending := false
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range sourceFiles(t, "connect") {
+		fset, f := g.fset, g.f
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.GenDecl:

@@ -2,10 +2,6 @@ package bridge
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,24 +23,9 @@ import (
 func TestLegacySessionPlayedOnce(t *testing.T) {
 	machine := map[string]bool{"InitializeFromDiscover": true, "RetryFields": true, "LegacyInputParams": true}
 	for _, dir := range []string{"serve", "connect"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		uses := false
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fset := token.NewFileSet()
-			file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, g := range sourceFiles(t, dir) {
+			fset, file := g.fset, g.f
 			for _, imp := range file.Imports {
 				if strings.HasSuffix(imp.Path.Value, `/bridge/translate/legacysession"`) {
 					uses = true

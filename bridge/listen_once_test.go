@@ -2,10 +2,7 @@ package bridge
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,23 +40,8 @@ func TestListenServedOnce(t *testing.T) {
 		return false
 	}
 	for _, dir := range []string{"serve", "connect"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
-		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, g := range sourceFiles(t, dir) {
+			fset, f := g.fset, g.f
 			allowed := map[ast.Node]bool{}
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {

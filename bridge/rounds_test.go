@@ -2,11 +2,6 @@ package bridge
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -25,23 +20,8 @@ func TestInputRoundsOnce(t *testing.T) {
 		"InputTTL":      "times a suspended call",
 	}
 	for _, dir := range []string{"serve", "connect"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
-		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, g := range sourceFiles(t, dir) {
+			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {
 				fn, ok := decl.(*ast.FuncDecl)
 				if !ok || fn.Body == nil {

@@ -1,8 +1,6 @@
 package bridge
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,19 +13,9 @@ import (
 // so a copy of the machine brought back into a face fails here.
 func TestTasksMachineLivesOnce(t *testing.T) {
 	for _, dir := range []string{"serve", "connect"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		uses := false
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, g := range sourceFiles(t, dir) {
+			f, src := g.path, g.src
 			if strings.Contains(string(src), `"tasks/result"`) {
 				t.Errorf("%s names tasks/result: the tasks machine lives in bridge/translate/tasks", f)
 			}
