@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,25 +18,10 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/tlsreload"
 )
 
-// serveTLS serves h over TLS with cf the way serve's command does: an
-// http.Server on a tls.NewListener. It returns host:port.
+// serveTLS serves h over TLS with cf's configuration (testmain.ServeTLS).
 func serveTLS(t *testing.T, h http.Handler, cf *tlsreload.CertFiles) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(tls.NewListener(ln, cf.TLSConfig()))
-	}()
-	t.Cleanup(func() {
-		srv.Close()
-		<-done
-	})
-	return ln.Addr().String()
+	return testmain.ServeTLS(t, h, cf.TLSConfig())
 }
 
 func httpsClient(ca *testmain.CA, h2 bool) *http.Client {

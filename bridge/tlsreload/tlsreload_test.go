@@ -3,7 +3,6 @@ package tlsreload
 import (
 	"crypto/tls"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,25 +32,10 @@ func writePair(t *testing.T, dir string, certPEM, keyPEM []byte) (certFile, keyF
 	return certFile, keyFile
 }
 
-// serveTLS serves h over TLS with cf the way serve's command does: an
-// http.Server on a tls.NewListener. It returns host:port.
+// serveTLS serves h over TLS with cf's configuration (testmain.ServeTLS).
 func serveTLS(t *testing.T, h http.Handler, cf *CertFiles) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(tls.NewListener(ln, cf.TLSConfig()))
-	}()
-	t.Cleanup(func() {
-		srv.Close()
-		<-done
-	})
-	return ln.Addr().String()
+	return testmain.ServeTLS(t, h, cf.TLSConfig())
 }
 
 // servedSerial is the serial number of the certificate a new connection
