@@ -39,6 +39,11 @@ func TestImportRules(t *testing.T) {
 		// connections — but knows nothing of sessions, children, eras or
 		// either face. Of the module only wire and the warning rate limit.
 		module + "/bridge/stream": {module + "/"},
+		// connect's stdio host end (stdin reader, stdout writer, request
+		// goroutines, order of the host's messages): newline-delimited
+		// JSON over lineio, no HTTP, nothing of either face or of the
+		// translation. Of the module only lineio, wire and internal/.
+		module + "/bridge/hostio": {module + "/", "net/http", "os/exec"},
 		// The two directions never import each other; bridge/gateway is
 		// where they meet (checked below).
 		module + "/bridge/serve":   {module + "/bridge/connect", module + "/bridge/gateway"},
@@ -72,6 +77,7 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
 		module + "/bridge/stream":    {module + "/bridge/wire", module + "/bridge/internal/ratelog"},
+		module + "/bridge/hostio":    {module + "/lineio", module + "/bridge/wire", module + "/bridge/internal/ratelog"},
 		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv"},
 	}
 	// Both directions translate through bridge/translate, none on its own.

@@ -1,7 +1,6 @@
 package connect
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -16,7 +15,7 @@ import (
 // requests are put in flight first, on the stdin loop, so that the host's
 // later messages (a cancellation, a request reusing an id) see them.
 func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
-	elems, err := batchElements(raw)
+	elems, err := wire.BatchElements(raw)
 	if err != nil || len(elems) == 0 {
 		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
 		return
@@ -50,7 +49,7 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 		}
 	}
 	if traced != nil {
-		raw = rebatch(raw, elems, traced)
+		raw = wire.Rebatch(raw, elems, traced)
 	}
 	b.goRequest(func() {
 		defer func() {
@@ -96,28 +95,4 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 		}
 		b.route(msg, source{batch: reqs})
 	}
-}
-
-// rebatch returns the array raw with element i replaced by with[i] where
-// that is not nil (the whitespace between elements goes).
-func rebatch(raw []byte, elems []wire.Span, with [][]byte) []byte {
-	out := make([]byte, 0, len(raw)+len(elems)*64)
-	out = append(out, '[')
-	for i, e := range elems {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		if with[i] != nil {
-			out = append(out, with[i]...)
-		} else {
-			out = append(out, raw[e.Start:e.End]...)
-		}
-	}
-	return append(out, ']')
-}
-
-// batchElements returns the spans of the elements of raw, a JSON array
-// (firstByte(raw) == '[').
-func batchElements(raw []byte) ([]wire.Span, error) {
-	return wire.Elements(raw, wire.Span{Start: bytes.IndexByte(raw, '['), End: len(raw)})
 }

@@ -1,11 +1,8 @@
 package connect
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -16,12 +13,12 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/hostio"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
-	"github.com/mcp-bridge/mcp-bridge/lineio"
 )
 
 // ErrNoURL is returned by New without Config.URL.
@@ -33,24 +30,16 @@ type Bridge struct {
 	log    zerolog.Logger
 	tel    *telemetry.Scope // nil: no metrics, no spans
 	client *httpclient.Client
-	out    *lineio.Writer
+	host   *hostio.Host // the stdio host's end: stdin reader, stdout writer, request goroutines
 
 	mu       sync.Mutex
 	inflight map[string]*pending // by the host's raw request id
-
-	// dispatchMu is held while the stdin reader dispatches a line, and by
-	// Run to set stopping: once set, nothing new starts (no WaitGroup Add
-	// can race the shutdown's Wait).
-	dispatchMu sync.Mutex
-	stopping   bool
 
 	sess  legacySession
 	tools toolCache
 	warns warnings
 
 	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
-
-	notices hostNotices // the bridge's own log notifications to the host (notice.go)
 
 	// Cross-era translation (era.go, detect.go): how points to the
 	// strategy in force, passing (pass-through) until it is chosen at the
@@ -62,8 +51,6 @@ type Bridge struct {
 	lh         legacyHost
 	mh         modernHost
 
-	requests sync.WaitGroup // functions run by goRequest
-	work     *workers       // the goroutines that run them (workers.go)
 	// streams owns the long-lived streams (GET, listen, HTTP+SSE
 	// re-establishment); Run joins it last, after which a stream asked
 	// for is refused (the callers then close what its goroutine would).
@@ -72,13 +59,6 @@ type Bridge struct {
 	streamCtx    context.Context // cancelled when the host leaves
 	stopStreams  context.CancelFunc
 	nextInternal atomic.Int64
-
-	// posted is closed once every notification and response read so far
-	// has been POSTed. stdio is ordered and HTTP POSTs are not: a request
-	// must not overtake the notifications/initialized the host sent before
-	// it (servers drop progress for a session not yet initialized).
-	// Requests among themselves stay concurrent.
-	posted chan struct{}
 }
 
 // pending is a host request in flight.
@@ -145,9 +125,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.sess.b = b
 	b.lh.init(b)
 	b.mh.init(b)
-	b.posted = make(chan struct{})
-	close(b.posted)
-	b.work = newWorkers()
+	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), Logger: cfg.Logger})
 	return b, nil
 }
 
@@ -157,111 +135,26 @@ func New(cfg Config) (*Bridge, error) {
 // Reading stdin cannot be interrupted: when ctx ends first, the reader
 // goroutine stays blocked until stdin is closed (at process exit).
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
-	b.out = lineio.NewWriter(stdout)
 	b.streamCtx, b.stopStreams = context.WithCancel(context.WithoutCancel(ctx))
-	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRequests()
-
-	// The reader dispatches each line itself: handle never blocks, and a
-	// hand-off to another goroutine would add a wake-up to every request.
-	readerDone := make(chan struct{})
-	eof := make(chan struct{})
-	go b.readStdin(reqCtx, stdin, eof, readerDone)
-
-	var runErr error
-	select {
-	case <-eof:
-	case <-ctx.Done():
-		runErr = ctx.Err()
-	}
-	b.dispatchMu.Lock()
-	b.stopping = true
-	b.dispatchMu.Unlock()
+	runErr := b.host.Run(ctx, stdin, stdout, b.handle)
 
 	// The host is gone (or we are told to stop): long-lived streams end at
 	// once, requests in flight get a bounded time to finish.
 	b.stopStreams()
-	if !waitTimeout(ctx, &b.requests, b.cfg.shutdownTimeout()) {
+	if !b.host.Drain(ctx, b.cfg.shutdownTimeout()) {
 		// A signal ends the wait at once, the normal way hosts stop a
 		// server: only requests of the host are worth a warning, not the
 		// bridge's own work (a notification being posted).
 		if n := b.inFlight(); n > 0 {
 			b.log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
 		}
-		cancelRequests()
-		b.requests.Wait()
 	}
-	b.work.close()
-	b.work.wait()
+	b.host.Close() // requests still running are cancelled and joined
 	b.streams.Wait()
 	b.sess.terminate()
 	b.client.Close()
 	b.client.CloseIdleConnections()
-	if runErr == nil {
-		<-readerDone
-	}
 	return runErr
-}
-
-// readStdin is the stdin reader: it dispatches each line itself under
-// dispatchMu until EOF (closing eof) or until Run sets stopping, and
-// closes readerDone when it returns.
-func (b *Bridge) readStdin(ctx context.Context, stdin io.Reader, eof, readerDone chan struct{}) {
-	defer close(readerDone)
-	r := lineio.NewReader(stdin, b.cfg.maxMessageSize())
-	for {
-		msg, err := r.Read()
-		b.dispatchMu.Lock()
-		if b.stopping {
-			b.dispatchMu.Unlock()
-			return // shutting down: nothing more is dispatched
-		}
-		switch {
-		case err == nil:
-			b.handle(ctx, append([]byte(nil), msg...))
-		case errors.Is(err, lineio.ErrTooLong):
-			var id []byte
-			if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
-				id = skippedID(tl)
-			}
-			e := b.log.Warn().Err(err)
-			if id != nil {
-				e = e.RawJSON("id", id)
-			}
-			e.Msg("host message too long; skipped")
-			b.write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
-				fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
-		default:
-			if !errors.Is(err, io.EOF) {
-				b.log.Warn().Err(err).Msg("reading stdin")
-			}
-			b.dispatchMu.Unlock()
-			close(eof)
-			return
-		}
-		b.dispatchMu.Unlock()
-	}
-}
-
-// waitTimeout waits for wg up to d. A signal (ctx) cuts the wait short: a
-// host that sends SIGTERM after closing stdin wants the bridge gone now,
-// not after the drain timeout.
-func waitTimeout(ctx context.Context, wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // requestCtx bounds one host request by Config.RequestTimeout, if set.
@@ -305,24 +198,20 @@ func (b *Bridge) inFlight() int {
 	return n
 }
 
-// write sends one message to the host. Messages from HTTP may be
-// pretty-printed; stdio needs one line, so they are compacted first.
-func (b *Bridge) write(msg []byte) {
-	if hasNewline(msg) {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, msg); err != nil {
-			b.log.Warn().Err(err).Msg("dropping a message that is not valid JSON")
-			return
-		}
-		msg = buf.Bytes()
-	}
-	if err := b.out.Write(msg); err != nil {
-		b.log.Debug().Err(err).Msg("writing to the host")
-	}
-}
+// write sends one message to the host (hostio.Host.Write: one line).
+func (b *Bridge) write(msg []byte) { b.host.Write(msg) }
 
-func hasNewline(b []byte) bool {
-	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
+// LogToHost sends the host an MCP log notification (notifications/message)
+// of level, from logger "mcp-bridge", carrying data: something a person
+// at the host has to act on (a device login's code), which stderr alone
+// may not reach. It reports whether it was sent: only once the host sent
+// notifications/initialized (hostio.Host.LogNotice says why). A
+// 2026-07-28 host, which sends no initialized, gets nothing: its stdio
+// carries only "Notifications that relate to an in-flight request, such
+// as notifications/progress and notifications/message" (basic/transports/
+// stdio), and a login belongs to no request of its own.
+func (b *Bridge) LogToHost(level string, data any) bool {
+	return b.strategy().notices() && b.host.LogNotice(level, data)
 }
 
 // handle dispatches one message from the host.
@@ -333,7 +222,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	}
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
-		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && firstByte(raw) == '[' {
+		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && wire.FirstByte(raw) == '[' {
 			b.strategy().batch(ctx, raw)
 			return
 		}
@@ -354,7 +243,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			cancel()
 			return
 		}
-		before := b.posted
+		before := b.host.Posted()
 		var initialized chan struct{}
 		if m.Method == "initialize" {
 			// What the host sends after initialize waits for its answer:
@@ -363,7 +252,7 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			// MUST include it in all of its subsequent HTTP requests",
 			// 2025-11-25 transports §Session Management).
 			initialized = make(chan struct{})
-			b.posted = initialized
+			b.host.HoldUntil(initialized)
 		}
 		b.goRequest(func() {
 			defer cancel()
@@ -390,15 +279,9 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 	}
 }
 
-// goRequest runs f, the work of one host message, on a request goroutine;
-// Run waits for it before it returns.
-func (b *Bridge) goRequest(f func()) {
-	b.requests.Add(1)
-	b.work.Go(func() {
-		defer b.requests.Done()
-		f()
-	})
-}
+// goRequest runs f, the work of one host message, on a request goroutine
+// of the host's end (hostio.Host.Go); Run waits for it before it returns.
+func (b *Bridge) goRequest(f func()) { b.host.Go(f) }
 
 // register puts p in flight, or answers it with an error when its id
 // already is (the host broke JSON-RPC's uniqueness; the earlier request
@@ -416,32 +299,8 @@ func (b *Bridge) register(p *pending) bool {
 }
 
 // inOrder runs send after every earlier notification and response has been
-// sent, without holding up the reading of stdin.
-func (b *Bridge) inOrder(ctx context.Context, send func(context.Context)) {
-	before, done := b.posted, make(chan struct{})
-	b.posted = done
-	b.goRequest(func() {
-		defer close(done)
-		select {
-		case <-before:
-		case <-ctx.Done():
-			return
-		}
-		// A notification that hangs must not stall the session forever.
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		send(ctx)
-	})
-}
-
-func firstByte(b []byte) byte {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return c
-		}
-	}
-	return 0
-}
+// sent, without holding up the reading of stdin (hostio.Host.InOrder).
+func (b *Bridge) inOrder(ctx context.Context, send func(context.Context)) { b.host.InOrder(ctx, send) }
 
 func (b *Bridge) retire(p *pending) {
 	b.mu.Lock()
@@ -492,7 +351,7 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	raw := clone(m.Raw)
 	method := m.Method
 	if method == "notifications/initialized" {
-		b.notices.hostInitialized()
+		b.host.Initialized()
 	}
 	// The era may have been settled by the time it is sent.
 	b.inOrder(ctx, func(ctx context.Context) { b.strategy().notify(ctx, method, raw) })
@@ -539,20 +398,6 @@ func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what str
 // belongs to no host request (a 2026-07-28 host expects none of it
 // unasked: strategy.unasked).
 func (b *Bridge) unsolicited(msg []byte) { b.route(msg, source{get: true}) }
-
-// splitBatch handles the elements of a batch one by one: a translated
-// session cannot forward a batch (2026-07-28 has none), so each element
-// gets its own answer line.
-func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
-	elems, err := batchElements(raw)
-	if err != nil || len(elems) == 0 {
-		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
-		return
-	}
-	for _, e := range elems {
-		b.handle(ctx, clone(raw[e.Start:e.End]))
-	}
-}
 
 // mintID returns a fresh JSON string id for a request of the bridge's own
 // ("mcp-bridge-<kind>-<n>"): never reused by this bridge, so it never

@@ -86,7 +86,7 @@ func (s *hostileRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body := readBody(r)
-	if firstByte(body) == '[' {
+	if wire.FirstByte(body) == '[' {
 		s.hostBatch(w, body)
 		return
 	}
@@ -162,7 +162,7 @@ func (s *hostileRemote) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *hostileRemote) hostBatch(w http.ResponseWriter, body []byte) {
-	elems, err := batchElements(body)
+	elems, err := wire.BatchElements(body)
 	if err != nil {
 		http.Error(w, "bad batch", http.StatusBadRequest)
 		return

@@ -85,20 +85,20 @@ func (b *Bridge) route(msg []byte, src source) (final bool) {
 	if !b.remoteJSON(msg) {
 		return false
 	}
-	if firstByte(msg) != '[' {
+	if wire.FirstByte(msg) != '[' {
 		return b.routeOne(msg, src)
 	}
 	// A 2025-03-26 server may answer with a batch; stdout carries one
 	// message a line, and each element is judged like a message of its
 	// own.
-	elems, err := batchElements(msg)
+	elems, err := wire.BatchElements(msg)
 	if err != nil || len(elems) == 0 {
 		b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent an empty or malformed batch; dropped")
 		return false
 	}
 	for _, e := range elems {
 		el := msg[e.Start:e.End]
-		if firstByte(el) == '[' {
+		if wire.FirstByte(el) == '[' {
 			b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(el)).Msg("remote sent a batch inside a batch; dropped")
 			continue
 		}

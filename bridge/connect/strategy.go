@@ -103,7 +103,7 @@ type translating struct{ b *Bridge }
 func (t translating) respond(_ context.Context, m *wire.Message) {
 	t.b.log.Debug().RawJSON("id", m.IDBytes()).Msg("dropping a host response that answers nothing the bridge asked")
 }
-func (t translating) batch(ctx context.Context, raw []byte)       { t.b.splitBatch(ctx, raw) }
+func (t translating) batch(ctx context.Context, raw []byte)       { t.b.host.SplitBatch(ctx, raw) }
 func (translating) unasked([]byte) bool                           { return false }
 func (translating) notices() bool                                 { return true }
 func (t translating) writeHeld(p *pending, held []byte, _ string) { t.b.writeFinal(p, held) }

@@ -73,7 +73,7 @@ func (b *Bridge) refuseHiddenInBatch(raw []byte, elems []wire.Span) ([]byte, []w
 		return nil, nil
 	}
 	kept = append(kept, ']')
-	ks, err := batchElements(kept)
+	ks, err := wire.BatchElements(kept)
 	if err != nil {
 		return nil, nil
 	}

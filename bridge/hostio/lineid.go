@@ -1,4 +1,4 @@
-package connect
+package hostio
 
 import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"

@@ -1,4 +1,4 @@
-package connect
+package hostio
 
 import (
 	"encoding/json"
@@ -13,9 +13,11 @@ type hostNotices struct {
 	ready atomic.Bool // the host sent notifications/initialized
 }
 
-func (n *hostNotices) hostInitialized() { n.ready.Store(true) }
+// Initialized records that the host sent notifications/initialized (the
+// caller reads the methods): from then on LogNotice sends.
+func (h *Host) Initialized() { h.notices.ready.Store(true) }
 
-// LogToHost sends the host an MCP log notification (notifications/message)
+// LogNotice sends the host an MCP log notification (notifications/message)
 // of level, from logger "mcp-bridge", carrying data: something a person
 // at the host has to act on (a device login's code), which stderr alone
 // may not reach. It reports whether it was sent.
@@ -24,13 +26,11 @@ func (n *hostNotices) hostInitialized() { n.ready.Store(true) }
 // lets a server log earlier ("The server SHOULD NOT send requests other
 // than pings and logging before receiving the initialized notification"),
 // but a host still waiting for its initialize's answer has no session to
-// show it in, and some treat any other line as a protocol error. A
-// 2026-07-28 host, which sends no initialized, gets nothing: its stdio
-// carries only "Notifications that relate to an in-flight request, such
-// as notifications/progress and notifications/message" (basic/transports/
-// stdio), and a login belongs to no request of its own.
-func (b *Bridge) LogToHost(level string, data any) bool {
-	if !b.notices.ready.Load() || !b.strategy().notices() {
+// show it in, and some treat any other line as a protocol error. (Whether
+// a host of the other era takes such notices at all is the caller's:
+// connect.Bridge.LogToHost.)
+func (h *Host) LogNotice(level string, data any) bool {
+	if !h.notices.ready.Load() {
 		return false
 	}
 	params, err := json.Marshal(struct {
@@ -41,6 +41,6 @@ func (b *Bridge) LogToHost(level string, data any) bool {
 	if err != nil {
 		return false
 	}
-	b.write(wire.Notification("notifications/message", params))
+	h.Write(wire.Notification("notifications/message", params))
 	return true
 }

@@ -1,0 +1,261 @@
+package hostio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/lineio"
+)
+
+// Config configures a Host. Zero values select the documented defaults.
+type Config struct {
+	// MaxMessageSize bounds one line from the host; if zero,
+	// lineio.DefaultMaxLineSize. A longer line is skipped and answered
+	// with an error (lineid.go).
+	MaxMessageSize int
+
+	// Logger receives logs; the zero value discards them. It must not write
+	// to the host's stdout.
+	Logger zerolog.Logger
+}
+
+// A Host is the stdio host's end of a bridge: New, then Run until the host
+// closes stdin or ctx ends, then Drain and Close.
+type Host struct {
+	cfg Config
+	log zerolog.Logger
+	out *lineio.Writer
+
+	// handle is Run's: what each line read is handed to, on the reader
+	// goroutine (and each element of a batch SplitBatch splits).
+	handle func(ctx context.Context, raw []byte)
+
+	// dispatchMu is held while the stdin reader dispatches a line, and by
+	// Run to set stopping: once set, nothing new starts (no WaitGroup Add
+	// can race the shutdown's Wait).
+	dispatchMu sync.Mutex
+	stopping   bool
+
+	requests sync.WaitGroup // functions run by Go
+	work     *workers       // the goroutines that run them (workers.go)
+
+	cancelRequests context.CancelFunc // ends the context handle is given
+	readerDone     chan struct{}      // closed when the stdin reader returns
+	eof            bool               // Run returned at EOF: the reader returns too
+
+	// posted is closed once every notification and response read so far
+	// has been POSTed. stdio is ordered and HTTP POSTs are not: a request
+	// must not overtake the notifications/initialized the host sent before
+	// it (servers drop progress for a session not yet initialized).
+	// Requests among themselves stay concurrent.
+	posted chan struct{}
+
+	notices hostNotices // the bridge's own log notifications to the host (notice.go)
+}
+
+// New returns a Host for cfg. It reads nothing before Run.
+func New(cfg Config) *Host {
+	h := &Host{cfg: cfg, log: cfg.Logger}
+	h.posted = make(chan struct{})
+	close(h.posted)
+	h.work = newWorkers()
+	return h
+}
+
+// Run writes to the host on stdout (Write) and hands each line the host
+// sends on stdin to handle until the host closes stdin (nil) or ctx ends
+// (ctx.Err()); then nothing more is dispatched. handle runs on the reader
+// goroutine, one line after the other, and must not block: it starts the
+// work of a message with Go or InOrder. Its ctx ends when Close cancels
+// what still runs. The functions started may outlive Run: Drain waits for
+// them, Close ends them.
+//
+// Reading stdin cannot be interrupted: when ctx ends first, the reader
+// goroutine stays blocked until stdin is closed (at process exit).
+func (h *Host) Run(ctx context.Context, stdin io.Reader, stdout io.Writer, handle func(ctx context.Context, raw []byte)) error {
+	h.out = lineio.NewWriter(stdout)
+	h.handle = handle
+	var reqCtx context.Context
+	reqCtx, h.cancelRequests = context.WithCancel(context.WithoutCancel(ctx))
+
+	// The reader dispatches each line itself: handle never blocks, and a
+	// hand-off to another goroutine would add a wake-up to every request.
+	h.readerDone = make(chan struct{})
+	eof := make(chan struct{})
+	go h.readStdin(reqCtx, stdin, eof)
+
+	var runErr error
+	select {
+	case <-eof:
+	case <-ctx.Done():
+		runErr = ctx.Err()
+	}
+	h.dispatchMu.Lock()
+	h.stopping = true
+	h.dispatchMu.Unlock()
+	h.eof = runErr == nil
+	return runErr
+}
+
+// readStdin is the stdin reader: it dispatches each line itself under
+// dispatchMu until EOF (closing eof) or until Run sets stopping, and
+// closes readerDone when it returns.
+func (h *Host) readStdin(ctx context.Context, stdin io.Reader, eof chan struct{}) {
+	defer close(h.readerDone)
+	r := lineio.NewReader(stdin, h.cfg.MaxMessageSize)
+	for {
+		msg, err := r.Read()
+		h.dispatchMu.Lock()
+		if h.stopping {
+			h.dispatchMu.Unlock()
+			return // shutting down: nothing more is dispatched
+		}
+		switch {
+		case err == nil:
+			h.handle(ctx, append([]byte(nil), msg...))
+		case errors.Is(err, lineio.ErrTooLong):
+			var id []byte
+			if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
+				id = skippedID(tl)
+			}
+			e := h.log.Warn().Err(err)
+			if id != nil {
+				e = e.RawJSON("id", id)
+			}
+			e.Msg("host message too long; skipped")
+			h.Write(wire.ErrorResponse(id, wire.CodeInvalidRequest,
+				fmt.Sprintf("mcp-bridge: message skipped: %v (raise --max-message-size)", err), nil))
+		default:
+			if !errors.Is(err, io.EOF) {
+				h.log.Warn().Err(err).Msg("reading stdin")
+			}
+			h.dispatchMu.Unlock()
+			close(eof)
+			return
+		}
+		h.dispatchMu.Unlock()
+	}
+}
+
+// Drain waits up to d for the functions started by Go and InOrder and
+// reports whether they all ended. Call it after Run returned.
+func (h *Host) Drain(ctx context.Context, d time.Duration) bool {
+	return waitTimeout(ctx, &h.requests, d)
+}
+
+// Close cancels the context of what still runs and waits for it, ends the
+// idle workers, and after a clean EOF joins the stdin reader. Call it
+// after Run returned.
+func (h *Host) Close() {
+	h.cancelRequests()
+	h.requests.Wait()
+	h.work.close()
+	h.work.wait()
+	if h.eof {
+		<-h.readerDone
+	}
+}
+
+// waitTimeout waits for wg up to d. A signal (ctx) cuts the wait short: a
+// host that sends SIGTERM after closing stdin wants the bridge gone now,
+// not after the drain timeout.
+func waitTimeout(ctx context.Context, wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Write sends one message to the host. Messages from HTTP may be
+// pretty-printed; stdio needs one line, so they are compacted first.
+func (h *Host) Write(msg []byte) {
+	if hasNewline(msg) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, msg); err != nil {
+			h.log.Warn().Err(err).Msg("dropping a message that is not valid JSON")
+			return
+		}
+		msg = buf.Bytes()
+	}
+	if err := h.out.Write(msg); err != nil {
+		h.log.Debug().Err(err).Msg("writing to the host")
+	}
+}
+
+func hasNewline(b []byte) bool {
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
+}
+
+// Go runs f, the work of one host message, on a request goroutine; Close
+// waits for it. Only handle calls it (on the reader goroutine, under
+// dispatchMu: nothing starts once Run stopped the dispatch).
+func (h *Host) Go(f func()) {
+	h.requests.Add(1)
+	h.work.Go(func() {
+		defer h.requests.Done()
+		f()
+	})
+}
+
+// Posted returns what a request the host sends now waits for before it
+// is sent on: every notification and response read before it has been
+// (posted). Only handle calls it.
+func (h *Host) Posted() <-chan struct{} { return h.posted }
+
+// HoldUntil makes what the host sends from now on wait for done, which
+// the caller closes once its message, itself after Posted, was sent on.
+// Only handle calls it.
+func (h *Host) HoldUntil(done chan struct{}) { h.posted = done }
+
+// InOrder runs send after every earlier notification and response has been
+// sent, without holding up the reading of stdin. Only handle calls it.
+func (h *Host) InOrder(ctx context.Context, send func(context.Context)) {
+	before, done := h.posted, make(chan struct{})
+	h.posted = done
+	h.Go(func() {
+		defer close(done)
+		select {
+		case <-before:
+		case <-ctx.Done():
+			return
+		}
+		// A notification that hangs must not stall the session forever.
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		send(ctx)
+	})
+}
+
+// SplitBatch handles the elements of a batch one by one (handle, as Run
+// got it): a translated session cannot forward a batch (2026-07-28 has
+// none), so each element gets its own answer line. Only handle calls it.
+func (h *Host) SplitBatch(ctx context.Context, raw []byte) {
+	elems, err := wire.BatchElements(raw)
+	if err != nil || len(elems) == 0 {
+		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
+		return
+	}
+	for _, e := range elems {
+		h.handle(ctx, append([]byte(nil), raw[e.Start:e.End]...))
+	}
+}
