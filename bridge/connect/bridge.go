@@ -136,7 +136,7 @@ func New(cfg Config) (*Bridge, error) {
 // goroutine stays blocked until stdin is closed (at process exit).
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	b.streamCtx, b.stopStreams = context.WithCancel(context.WithoutCancel(ctx))
-	runErr := b.host.Run(ctx, stdin, stdout, b.handle)
+	runErr := b.host.Run(ctx, stdin, stdout, hostio.Handler{Message: b.handle, Batch: b.batch})
 
 	// The host is gone (or we are told to stop): long-lived streams end at
 	// once, requests in flight get a bounded time to finish.
@@ -214,26 +214,14 @@ func (b *Bridge) LogToHost(level string, data any) bool {
 	return b.strategy().notices() && b.host.LogNotice(level, data)
 }
 
-// handle dispatches one message from the host.
-func (b *Bridge) handle(ctx context.Context, raw []byte) {
-	if !wire.Valid(raw) {
-		b.write(wire.ErrorResponse(nil, wire.CodeParseError, "Parse error: the line is not valid JSON", nil))
-		return
-	}
-	var m wire.Message
-	if err := wire.Parse(raw, &m); err != nil {
-		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && wire.FirstByte(raw) == '[' {
-			b.strategy().batch(ctx, raw)
-			return
-		}
-		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
-		return
-	}
+// handle dispatches one message from the host (hostio.Handler.Message;
+// the line was valid JSON and one JSON-RPC message).
+func (b *Bridge) handle(ctx context.Context, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		if !b.sawRequest {
 			b.sawRequest = true
-			b.decideMode(&m)
+			b.decideMode(m)
 		}
 		p := &pending{id: clone(m.IDBytes()), method: m.Method, modern: m.IsModern(), started: time.Now(), ex: pass{b}}
 		p.wireID, p.wireModern = p.id, b.strategy().wireModern(p.modern)
@@ -243,41 +231,31 @@ func (b *Bridge) handle(ctx context.Context, raw []byte) {
 			cancel()
 			return
 		}
-		before := b.host.Posted()
-		var initialized chan struct{}
-		if m.Method == "initialize" {
-			// What the host sends after initialize waits for its answer:
-			// a pipelined notifications/initialized (or request) must
-			// carry the Mcp-Session-Id that answer assigns ("the client
-			// MUST include it in all of its subsequent HTTP requests",
-			// 2025-11-25 transports §Session Management).
-			initialized = make(chan struct{})
-			b.host.HoldUntil(initialized)
-		}
-		b.goRequest(func() {
+		// What the host sends after initialize waits for its answer:
+		// a pipelined notifications/initialized (or request) must
+		// carry the Mcp-Session-Id that answer assigns ("the client
+		// MUST include it in all of its subsequent HTTP requests",
+		// 2025-11-25 transports §Session Management).
+		b.host.GoRequest(rctx, m.Method == "initialize", func() {
 			defer cancel()
 			defer b.retire(p)
-			if initialized != nil {
-				defer close(initialized)
-			}
-			select {
-			case <-before:
-			case <-rctx.Done():
-			}
 			// On this goroutine, not the stdin reader's: a span costs
 			// microseconds that must not serialize every request.
-			b.relay(rctx, p, b.observe(p, &m))
+			b.relay(rctx, p, b.observe(p, m))
 		})
 	case wire.KindNotification:
-		b.notify(ctx, &m)
+		b.notify(ctx, m)
 	case wire.KindResponse:
 		// The host's answer to a server-to-client request: one the bridge
 		// made up for a 2026-07-28 input request, or the remote's own.
-		if !b.lh.deliver(&m) {
-			b.strategy().respond(ctx, &m)
+		if !b.lh.deliver(m) {
+			b.strategy().respond(ctx, m)
 		}
 	}
 }
+
+// batch dispatches a batch from the host (hostio.Handler.Batch).
+func (b *Bridge) batch(ctx context.Context, raw []byte) { b.strategy().batch(ctx, raw) }
 
 // goRequest runs f, the work of one host message, on a request goroutine
 // of the host's end (hostio.Host.Go); Run waits for it before it returns.

@@ -35,9 +35,9 @@ type Host struct {
 	log zerolog.Logger
 	out *lineio.Writer
 
-	// handle is Run's: what each line read is handed to, on the reader
+	// handler is Run's: what each line read is handed to, on the reader
 	// goroutine (and each element of a batch SplitBatch splits).
-	handle func(ctx context.Context, raw []byte)
+	handler Handler
 
 	// dispatchMu is held while the stdin reader dispatches a line, and by
 	// Run to set stopping: once set, nothing new starts (no WaitGroup Add
@@ -62,6 +62,20 @@ type Host struct {
 	notices hostNotices // the bridge's own log notifications to the host (notice.go)
 }
 
+// Handler takes what the host sends, on the reader goroutine, one line
+// after the other. Its functions must not block: they start the work of a
+// message with Go, GoRequest or InOrder. Their ctx ends when Close cancels
+// what still runs.
+type Handler struct {
+	// Message takes one JSON-RPC message (a request, a notification or a
+	// response), read from a line that is valid JSON. m is the callee's:
+	// nothing reads it after the call.
+	Message func(ctx context.Context, m *wire.Message)
+	// Batch takes a JSON array (a 2025-03-26 batch) as it came; SplitBatch
+	// hands its elements to Message one by one.
+	Batch func(ctx context.Context, raw []byte)
+}
+
 // New returns a Host for cfg. It reads nothing before Run.
 func New(cfg Config) *Host {
 	h := &Host{cfg: cfg, log: cfg.Logger}
@@ -72,22 +86,19 @@ func New(cfg Config) *Host {
 }
 
 // Run writes to the host on stdout (Write) and hands each line the host
-// sends on stdin to handle until the host closes stdin (nil) or ctx ends
-// (ctx.Err()); then nothing more is dispatched. handle runs on the reader
-// goroutine, one line after the other, and must not block: it starts the
-// work of a message with Go or InOrder. Its ctx ends when Close cancels
-// what still runs. The functions started may outlive Run: Drain waits for
-// them, Close ends them.
+// sends on stdin to handler until the host closes stdin (nil) or ctx ends
+// (ctx.Err()); then nothing more is dispatched. The functions the handler
+// started may outlive Run: Drain waits for them, Close ends them.
 //
 // Reading stdin cannot be interrupted: when ctx ends first, the reader
 // goroutine stays blocked until stdin is closed (at process exit).
-func (h *Host) Run(ctx context.Context, stdin io.Reader, stdout io.Writer, handle func(ctx context.Context, raw []byte)) error {
+func (h *Host) Run(ctx context.Context, stdin io.Reader, stdout io.Writer, handler Handler) error {
 	h.out = lineio.NewWriter(stdout)
-	h.handle = handle
+	h.handler = handler
 	var reqCtx context.Context
 	reqCtx, h.cancelRequests = context.WithCancel(context.WithoutCancel(ctx))
 
-	// The reader dispatches each line itself: handle never blocks, and a
+	// The reader dispatches each line itself: handler never blocks, and a
 	// hand-off to another goroutine would add a wake-up to every request.
 	h.readerDone = make(chan struct{})
 	eof := make(chan struct{})
@@ -121,7 +132,7 @@ func (h *Host) readStdin(ctx context.Context, stdin io.Reader, eof chan struct{}
 		}
 		switch {
 		case err == nil:
-			h.handle(ctx, append([]byte(nil), msg...))
+			h.dispatch(ctx, append([]byte(nil), msg...))
 		case errors.Is(err, lineio.ErrTooLong):
 			var id []byte
 			if tl, ok := errors.AsType[*lineio.TooLongError](err); ok {
@@ -144,6 +155,26 @@ func (h *Host) readStdin(ctx context.Context, stdin io.Reader, eof chan struct{}
 		}
 		h.dispatchMu.Unlock()
 	}
+}
+
+// dispatch dispatches one line from the host: a message to
+// Handler.Message, a batch to Handler.Batch; what is neither is answered
+// here.
+func (h *Host) dispatch(ctx context.Context, raw []byte) {
+	if !wire.Valid(raw) {
+		h.Write(wire.ErrorResponse(nil, wire.CodeParseError, "Parse error: the line is not valid JSON", nil))
+		return
+	}
+	var m wire.Message
+	if err := wire.Parse(raw, &m); err != nil {
+		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && wire.FirstByte(raw) == '[' {
+			h.handler.Batch(ctx, raw)
+			return
+		}
+		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
+		return
+	}
+	h.handler.Message(ctx, &m)
 }
 
 // Drain waits up to d for the functions started by Go and InOrder and
@@ -207,7 +238,7 @@ func hasNewline(b []byte) bool {
 }
 
 // Go runs f, the work of one host message, on a request goroutine; Close
-// waits for it. Only handle calls it (on the reader goroutine, under
+// waits for it. Only the handler calls it (on the reader goroutine, under
 // dispatchMu: nothing starts once Run stopped the dispatch).
 func (h *Host) Go(f func()) {
 	h.requests.Add(1)
@@ -217,18 +248,35 @@ func (h *Host) Go(f func()) {
 	})
 }
 
-// Posted returns what a request the host sends now waits for before it
-// is sent on: every notification and response read before it has been
-// (posted). Only handle calls it.
-func (h *Host) Posted() <-chan struct{} { return h.posted }
-
-// HoldUntil makes what the host sends from now on wait for done, which
-// the caller closes once its message, itself after Posted, was sent on.
-// Only handle calls it.
-func (h *Host) HoldUntil(done chan struct{}) { h.posted = done }
+// GoRequest runs f, the work of one host request, on a request goroutine
+// once every notification and response the host sent before it has been
+// sent on (posted), or once ctx ended; requests among themselves stay
+// concurrent. With hold, what the host sends after it waits in turn until
+// f returned. Only the handler calls it.
+func (h *Host) GoRequest(ctx context.Context, hold bool, f func()) {
+	before := h.posted
+	var held chan struct{}
+	if hold {
+		held = make(chan struct{})
+		h.posted = held
+	}
+	// One function for the worker, as Go's: no second closure per request.
+	h.requests.Add(1)
+	h.work.Go(func() {
+		defer h.requests.Done()
+		if held != nil {
+			defer close(held)
+		}
+		select {
+		case <-before:
+		case <-ctx.Done():
+		}
+		f()
+	})
+}
 
 // InOrder runs send after every earlier notification and response has been
-// sent, without holding up the reading of stdin. Only handle calls it.
+// sent, without holding up the reading of stdin. Only the handler calls it.
 func (h *Host) InOrder(ctx context.Context, send func(context.Context)) {
 	before, done := h.posted, make(chan struct{})
 	h.posted = done
@@ -246,9 +294,10 @@ func (h *Host) InOrder(ctx context.Context, send func(context.Context)) {
 	})
 }
 
-// SplitBatch handles the elements of a batch one by one (handle, as Run
-// got it): a translated session cannot forward a batch (2026-07-28 has
-// none), so each element gets its own answer line. Only handle calls it.
+// SplitBatch handles the elements of a batch one by one (as lines of
+// their own): a translated session cannot forward a batch (2026-07-28 has
+// none), so each element gets its own answer line. Only the handler calls
+// it.
 func (h *Host) SplitBatch(ctx context.Context, raw []byte) {
 	elems, err := wire.BatchElements(raw)
 	if err != nil || len(elems) == 0 {
@@ -256,6 +305,6 @@ func (h *Host) SplitBatch(ctx context.Context, raw []byte) {
 		return
 	}
 	for _, e := range elems {
-		h.handle(ctx, append([]byte(nil), raw[e.Start:e.End]...))
+		h.dispatch(ctx, append([]byte(nil), raw[e.Start:e.End]...))
 	}
 }
