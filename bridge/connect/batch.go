@@ -51,7 +51,7 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 	if traced != nil {
 		raw = wire.Rebatch(raw, elems, traced)
 	}
-	b.goRequest(func() {
+	b.host.Go(func() {
 		defer func() {
 			for _, p := range reqs {
 				b.retire(p)

@@ -125,7 +125,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.sess.b = b
 	b.lh.init(b)
 	b.mh.init(b)
-	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), Logger: cfg.Logger})
+	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), ShutdownTimeout: cfg.ShutdownTimeout, Logger: cfg.Logger})
 	return b, nil
 }
 
@@ -141,7 +141,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	// The host is gone (or we are told to stop): long-lived streams end at
 	// once, requests in flight get a bounded time to finish.
 	b.stopStreams()
-	if !b.host.Drain(ctx, b.cfg.shutdownTimeout()) {
+	if !b.host.Drain(ctx) {
 		// A signal ends the wait at once, the normal way hosts stop a
 		// server: only requests of the host are worth a warning, not the
 		// bridge's own work (a notification being posted).
@@ -257,10 +257,6 @@ func (b *Bridge) handle(ctx context.Context, m *wire.Message) {
 // batch dispatches a batch from the host (hostio.Handler.Batch).
 func (b *Bridge) batch(ctx context.Context, raw []byte) { b.strategy().batch(ctx, raw) }
 
-// goRequest runs f, the work of one host message, on a request goroutine
-// of the host's end (hostio.Host.Go); Run waits for it before it returns.
-func (b *Bridge) goRequest(f func()) { b.host.Go(f) }
-
 // register puts p in flight, or answers it with an error when its id
 // already is (the host broke JSON-RPC's uniqueness; the earlier request
 // keeps the id).
@@ -275,10 +271,6 @@ func (b *Bridge) register(p *pending) bool {
 	b.mu.Unlock()
 	return true
 }
-
-// inOrder runs send after every earlier notification and response has been
-// sent, without holding up the reading of stdin (hostio.Host.InOrder).
-func (b *Bridge) inOrder(ctx context.Context, send func(context.Context)) { b.host.InOrder(ctx, send) }
 
 func (b *Bridge) retire(p *pending) {
 	b.mu.Lock()
@@ -332,7 +324,7 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 		b.host.Initialized()
 	}
 	// The era may have been settled by the time it is sent.
-	b.inOrder(ctx, func(ctx context.Context) { b.strategy().notify(ctx, method, raw) })
+	b.host.InOrder(ctx, func(ctx context.Context) { b.strategy().notify(ctx, method, raw) })
 }
 
 // passNotify posts a host notification as it is (passThrough).

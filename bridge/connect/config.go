@@ -85,13 +85,6 @@ type Config struct {
 	ToolFilter func(name string) bool
 }
 
-func (c *Config) shutdownTimeout() time.Duration {
-	if c.ShutdownTimeout > 0 {
-		return c.ShutdownTimeout
-	}
-	return 10 * time.Second
-}
-
 func (c *Config) maxMessageSize() int {
 	if c.MaxMessageSize > 0 {
 		return c.MaxMessageSize

@@ -321,7 +321,7 @@ func (c *call) cancelled(*pending) bool {
 	c.cancel()
 	b := c.h.b
 	ctx := context.WithoutCancel(c.ctx)
-	b.inOrder(ctx, func(ctx context.Context) { c.h.postCancel(ctx, c.wid, "the client cancelled the request") })
+	b.host.InOrder(ctx, func(ctx context.Context) { c.h.postCancel(ctx, c.wid, "the client cancelled the request") })
 	return true
 }
 

@@ -87,7 +87,7 @@ func (s passThrough) notify(ctx context.Context, method string, raw []byte) {
 	s.b.passNotify(ctx, method, raw)
 }
 func (s passThrough) respond(ctx context.Context, m *wire.Message) {
-	s.b.inOrder(ctx, func(ctx context.Context) { s.b.post(ctx, m.Raw, s.b.headersFor(m), "response") })
+	s.b.host.InOrder(ctx, func(ctx context.Context) { s.b.post(ctx, m.Raw, s.b.headersFor(m), "response") })
 }
 func (s passThrough) batch(ctx context.Context, raw []byte)       { s.b.passBatch(ctx, raw) }
 func (passThrough) unasked([]byte) bool                           { return false }

@@ -23,6 +23,11 @@ type Config struct {
 	// with an error (lineid.go).
 	MaxMessageSize int
 
+	// ShutdownTimeout bounds how long the functions started for the host's
+	// messages may finish after the host closes stdin (Drain). If zero,
+	// 10s.
+	ShutdownTimeout time.Duration
+
 	// Logger receives logs; the zero value discards them. It must not write
 	// to the host's stdout.
 	Logger zerolog.Logger
@@ -177,9 +182,14 @@ func (h *Host) dispatch(ctx context.Context, raw []byte) {
 	h.handler.Message(ctx, &m)
 }
 
-// Drain waits up to d for the functions started by Go and InOrder and
-// reports whether they all ended. Call it after Run returned.
-func (h *Host) Drain(ctx context.Context, d time.Duration) bool {
+// Drain waits up to Config.ShutdownTimeout for the functions started by
+// Go, GoRequest and InOrder and reports whether they all ended. Call it
+// after Run returned.
+func (h *Host) Drain(ctx context.Context) bool {
+	d := h.cfg.ShutdownTimeout
+	if d <= 0 {
+		d = 10 * time.Second
+	}
 	return waitTimeout(ctx, &h.requests, d)
 }
 
