@@ -27,7 +27,9 @@
 // era.go and detect.go). The translations themselves — versions, the
 // handshake, the envelope, input rounds, result completion — are
 // bridge/translate's; this package owns the transport, the maps of
-// pending calls and streams, and who is asked. A legacy host on a 2026-07-28-only remote
+// pending calls and streams, and who is asked. The host's end of the
+// transport — the stdin reader, the one-line stdout writer, the goroutines
+// the host's messages run on and their order — is bridge/hostio's. A legacy host on a 2026-07-28-only remote
 // (legacyhost*.go, driving bridge/translate/legacysession, which plays the
 // session for serve too) gets its initialize answered from server/discover,
 // its requests enveloped in _meta, input rounds turned into real
