@@ -50,6 +50,8 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge/aggregate": {module + "/bridge/gateway", module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
 		// Metrics and traces sit below both directions, which report to
 		// them: no transport of their own, nothing of serve or connect.
+		// The HTTP observation (http.go) may name bridge/stream's
+		// Observer: a detached stream takes its request's along.
 		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		// exec is a stdio server of its own: it runs programs through
 		// stdiohost and answers with wire/translate, and owns no HTTP.
