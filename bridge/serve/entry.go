@@ -355,7 +355,7 @@ func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message
 	if h.refused(w, r) {
 		return
 	}
-	m = h.observe(w, r, m)
+	m = h.obs.Message(obsOf(w), r, m)
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {
 		return
 	}

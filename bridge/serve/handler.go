@@ -206,7 +206,7 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
-	if h.guard.cors(w, r) {
+	if h.guard.CORS(w, r) {
 		return
 	}
 	r, ok := h.guard.check(w, r)
@@ -301,7 +301,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
 		return
 	}
-	m = *h.observe(w, r, &m)
+	m = *h.obs.Message(obsOf(w), r, &m)
 	// Notifications and responses pass: they free work (cancellations,
 	// answers a child waits for) rather than add it.
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // Serve's call sites of the HTTP observation (telemetry.HTTPObserver):
@@ -24,18 +23,6 @@ func obsOf(w http.ResponseWriter) *telemetry.ObsWriter {
 		return o
 	}
 	return nil
-}
-
-// observe notes the parsed request m and returns the message to relay
-// (telemetry.HTTPObserver.Message).
-func (h *Handler) observe(w http.ResponseWriter, r *http.Request, m *wire.Message) *wire.Message {
-	return h.obs.Message(obsOf(w), r, m)
-}
-
-// observeBatched begins the Op of a request inside a batch
-// (telemetry.HTTPObserver.Batched).
-func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire.Message) (*telemetry.Op, *wire.Message) {
-	return h.obs.Batched(obsOf(w), r, m)
 }
 
 // gauges is what /metrics reads of the Handler.
