@@ -42,7 +42,8 @@ func TestImportRules(t *testing.T) {
 		// connect's stdio host end (stdin reader, stdout writer, request
 		// goroutines, order of the host's messages): newline-delimited
 		// JSON over lineio, no HTTP, nothing of either face or of the
-		// translation. Of the module only lineio, wire and internal/.
+		// translation. Of the module only lineio, wire and the warning rate
+		// limit.
 		module + "/bridge/hostio": {module + "/", "net/http", "os/exec"},
 		// The two directions never import each other; bridge/gateway is
 		// where they meet (checked below).
