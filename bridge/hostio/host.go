@@ -50,10 +50,10 @@ type Host struct {
 	dispatchMu sync.Mutex
 	stopping   bool
 
-	requests sync.WaitGroup // functions run by Go
+	requests sync.WaitGroup // functions run by Go, GoRequest and InOrder
 	work     *workers       // the goroutines that run them (workers.go)
 
-	cancelRequests context.CancelFunc // ends the context handle is given
+	cancelRequests context.CancelFunc // ends the ctx the Handler's functions get
 	readerDone     chan struct{}      // closed when the stdin reader returns
 	eof            bool               // Run returned at EOF: the reader returns too
 
