@@ -16,7 +16,7 @@ import (
 // remote. Its session is its stream: when the stream ends, requests in
 // flight get errors (the transport cannot resume), and the next request
 // meets a 404 and replays the host's handshake on a new stream, as for a
-// Streamable HTTP session the remote forgot (legacyremote.go). A stream
+// Streamable HTTP session the remote forgot (session.go). A stream
 // that breaks while the host is idle is re-established at once, with
 // backoff, so that the server's notifications reach the host again
 // without waiting for its next request (sseStreamLost).
