@@ -56,9 +56,10 @@ type Bridge struct {
 
 	requests sync.WaitGroup // functions run by goRequest
 	work     *workers       // the goroutines that run them (workers.go)
-	// streams owns the long-lived streams (GET, listen, HTTP+SSE
-	// re-establishment); Run joins it last, after which a stream asked
-	// for is refused (the callers then close what its goroutine would).
+	// streams owns the long-lived listen streams (the GET stream and
+	// HTTP+SSE re-establishment are the remote's: remote.Remote.Close);
+	// Run joins it last, after which a stream asked for is refused (the
+	// callers then close what its goroutine would).
 	streams lifecycle.Group
 
 	streamCtx   context.Context // cancelled when the host leaves
