@@ -61,7 +61,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		m := &msgs[i]
 		switch m.Kind {
 		case wire.KindRequest:
-			op, tm := t.h.observeBatched(w, r, m)
+			op, tm := t.h.obs.Batched(obsOf(w), r, m)
 			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s, op: op}
 			m = tm
 			if !s.trackOr404(w, cl, m) {
