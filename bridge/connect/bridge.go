@@ -188,6 +188,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.work.close()
 	b.work.wait()
 	b.streams.Wait()
+	b.remote.Wait()
 	// An input round that expired just now may still be answering the
 	// remote (giveUp): it ends before the client closes.
 	b.mh.rounds.Close()

@@ -116,8 +116,12 @@ func New(cfg Config) (*Remote, error) {
 // cancelled when the host leaves). It is called once, before any traffic.
 func (r *Remote) Start(ctx context.Context) { r.streamCtx = ctx }
 
-// Close joins the remote's streams (the ctx given to Start has ended),
-// ends the session (terminate) and closes the client.
+// Wait joins the remote's streams, once the ctx given to Start has ended;
+// none starts after it.
+func (r *Remote) Wait() { r.streams.Wait() }
+
+// Close joins the remote's streams (Wait), ends the session (terminate)
+// and closes the client.
 func (r *Remote) Close() {
 	r.streams.Wait()
 	r.sess.terminate()
