@@ -39,7 +39,7 @@ func TestListenServedOnce(t *testing.T) {
 		}
 		return false
 	}
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "child", "connect"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			allowed := map[ast.Node]bool{}

@@ -19,7 +19,7 @@ func TestInputRoundsOnce(t *testing.T) {
 		"InputRequired": "builds an InputRequiredResult",
 		"InputTTL":      "times a suspended call",
 	}
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "child", "connect"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {

@@ -12,7 +12,7 @@ import (
 // it, and neither names tasks/result — the method those steps turn on —
 // so a copy of the machine brought back into a face fails here.
 func TestTasksMachineLivesOnce(t *testing.T) {
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "child", "connect"} {
 		uses := false
 		for _, g := range sourceFiles(t, dir) {
 			f, src := g.path, g.src

@@ -274,7 +274,7 @@ func (h *Handler) observeBatched(w http.ResponseWriter, r *http.Request, m *wire
 // gauges is what /metrics reads of the Handler.
 func (h *Handler) gauges() telemetry.Gauges {
 	return telemetry.Gauges{
-		Children:       int(h.children.Load()),
+		Children:       int(h.env.Children.Load()),
 		LegacySessions: h.sessions.count(),
 		BufferedBytes:  h.lim.Buffered(),
 		Inflight:       int(h.lim.Inflight()),
