@@ -56,15 +56,18 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge/aggregate": {module + "/bridge/gateway", module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
 		// Metrics and traces sit below both directions, which report to
 		// them: no transport of their own, nothing of serve or connect.
+		// The HTTP observation (http.go) may name bridge/stream's
+		// Observer: a detached stream takes its request's along.
 		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		// exec is a stdio server of its own: it runs programs through
 		// stdiohost and answers with wire/translate, and owns no HTTP.
 		module + "/bridge/exec": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		module + "/examples":    {module + "/cmd"},
-		// serve's authorization (static tokens, principals, the OAuth
-		// resource server): below serve and the gateway, which ask it, and
-		// owning no MCP transport or process; its HTTP clients follow the
-		// outbound policy (allowedInternal).
+		// serve's authorization (the Host/Origin checks and CORS, static
+		// tokens, principals, the OAuth resource server): below serve and
+		// the gateway, which ask it, and owning no MCP transport or
+		// process; its HTTP clients follow the outbound policy, and CORS
+		// names the MCP headers of bridge/wire (allowedInternal).
 		module + "/bridge/auth": {module + "/bridge/", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		// TLS certificate reload for a listener: a leaf that knows no MCP.
 		module + "/bridge/tlsreload": {module + "/", "net/http", "os/exec"},
@@ -78,7 +81,7 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
 		module + "/bridge/stream":    {module + "/bridge/wire", module + "/bridge/internal/ratelog"},
-		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv"},
+		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv", module + "/bridge/wire"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{

@@ -194,6 +194,9 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.work.close()
 	b.work.wait()
 	b.streams.Wait()
+	// An input round that expired just now may still be answering the
+	// remote (giveUp): it ends before the client closes.
+	b.mh.rounds.Close()
 	b.sess.terminate()
 	b.client.Close()
 	b.client.CloseIdleConnections()

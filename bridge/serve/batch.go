@@ -62,7 +62,7 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		m := &msgs[i]
 		switch m.Kind {
 		case wire.KindRequest:
-			op, tm := t.h.observeBatched(w, r, m)
+			op, tm := t.h.obs.Batched(obsOf(w), r, m)
 			cl := &child.Call{OrigID: clone(m.IDBytes()), Method: m.Method, Sink: sk, Sess: s, Via: s.sc, Op: op}
 			m = tm
 			if !s.trackOr404(w, cl, m) {

@@ -66,8 +66,8 @@ type CallerAuthorizer interface {
 // observed serves r with next as ServeHTTP serves a request: through the
 // access log and metrics when they are on.
 func (h *Handler) observed(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-	if h.tel != nil || h.accessLog {
-		h.observeWith(w, r, next)
+	if h.obs.On() {
+		h.obs.Serve(w, r, next)
 		return
 	}
 	next(w, r)
@@ -355,7 +355,7 @@ func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message
 	if h.refused(w, r) {
 		return
 	}
-	m = h.observe(w, r, m)
+	m = h.obs.Message(obsOf(w), r, m)
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {
 		return
 	}
@@ -461,7 +461,7 @@ func (w *entryWriter) WriteHeader(code int) {
 		return
 	}
 	w.status = code
-	w.sse = code == http.StatusOK && mediaType(first(w.hdr["Content-Type"])) == "text/event-stream"
+	w.sse = code == http.StatusOK && wire.MediaType(first(w.hdr["Content-Type"])) == "text/event-stream"
 }
 
 func (w *entryWriter) Write(p []byte) (int, error) {

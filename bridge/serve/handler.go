@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
@@ -39,8 +40,8 @@ type Handler struct {
 	replays *stream.ReplayBudget
 	clients clientsSeen // 2026-07-28 clients already logged (clientlog.go)
 
-	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
-	accessLog bool             // cfg.AccessLog, and the logger writes info lines
+	tel       *telemetry.Scope       // nil: no metrics, no spans
+	obs       telemetry.HTTPObserver // metrics, spans and access log of each request (observe.go)
 	stopWatch func()
 	// env is what the children take from the Handler (bridge/child):
 	// settings, budgets, the ids and the children gauge.
@@ -92,7 +93,11 @@ func New(cfg Config) (*Handler, error) {
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	// At --log-level warn the access log's line would be dropped: the
 	// request is then not watched for it at all.
-	h.accessLog = cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel
+	h.obs = telemetry.HTTPObserver{Scope: h.tel, Log: h.log,
+		AccessLog: cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel}
+	if h.obs.AccessLog || (h.tel != nil && h.guard.Required()) {
+		h.obs.Principal = auth.PrincipalSlot
+	}
 	h.streams = stream.NewEngine(cfg.keepalive())
 	h.env = h.childEnv()
 	h.shared = child.NewShared(h.env)
@@ -171,8 +176,8 @@ func (h *Handler) WaitDetached(ctx context.Context) error { return h.streams.Wai
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Health probes are neither logged nor counted: they are the load
 	// balancer's, many and uninteresting.
-	if (h.tel != nil || h.accessLog) && (r.URL.Path == h.cfg.path() || h.isSSEPath(r.URL.Path)) {
-		h.serveObserved(w, r)
+	if h.obs.On() && (r.URL.Path == h.cfg.path() || h.isSSEPath(r.URL.Path)) {
+		h.obs.Serve(w, r, h.serveHTTP)
 		return
 	}
 	h.serveHTTP(w, r)
@@ -202,7 +207,7 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
-	if h.guard.cors(w, r) {
+	if h.guard.CORS(w, r) {
 		return
 	}
 	r, ok := h.guard.check(w, r)
@@ -244,15 +249,8 @@ func (h *Handler) serveReady(w http.ResponseWriter) {
 	io.WriteString(w, "ready\n")
 }
 
-// mediaType returns a media type without parameters or spaces; it does not
-// allocate (mime.ParseMediaType did, three times per request).
-func mediaType(v string) string {
-	v, _, _ = strings.Cut(v, ";")
-	return strings.TrimSpace(v)
-}
-
 func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(mediaType(first(r.Header["Content-Type"])), "application/json") {
+	if !strings.EqualFold(wire.MediaType(first(r.Header["Content-Type"])), "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
 		return
 	}
@@ -304,7 +302,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
 		return
 	}
-	m = *h.observe(w, r, &m)
+	m = *h.obs.Message(obsOf(w), r, &m)
 	// Notifications and responses pass: they free work (cancellations,
 	// answers a child waits for) rather than add it.
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {

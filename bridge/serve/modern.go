@@ -147,6 +147,7 @@ var (
 	keyProtocolVersion = http.CanonicalHeaderKey(wire.HeaderProtocolVersion)
 	keyMethod          = http.CanonicalHeaderKey(wire.HeaderMethod)
 	keyName            = http.CanonicalHeaderKey(wire.HeaderName)
+	keySessionID       = http.CanonicalHeaderKey(wire.HeaderSessionID)
 )
 
 func first(v []string) string {
