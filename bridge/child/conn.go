@@ -57,6 +57,8 @@ type Call struct {
 	// goroutine; it must not block) and may take it over by returning true.
 	OnFinal func(m *wire.Message) bool
 
+	// Guarded by mu once the call is started (read through Target); the
+	// front sets OrigID and Sink when it makes the call.
 	mu        sync.Mutex
 	OrigID    []byte       // the client's id, verbatim
 	origToken []byte       // the client's progress token, verbatim; nil if none
@@ -65,6 +67,8 @@ type Call struct {
 	heldBytes int          // their size, bounded like a stream's queue
 }
 
+// Target returns where cl's messages go now: the client's id and
+// progress token, and its stream (nil while suspended).
 func (cl *Call) Target() (id, token []byte, sk *stream.Sink) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
@@ -84,9 +88,10 @@ type Owner interface {
 type Session interface {
 	// Settled: cl's final message went to the session's client.
 	Settled(cl *Call)
-	// Route sends msg to the session's client (its stream, or its
-	// backlog); final ends the request's stream.
-	Route(msg []byte, final bool)
+	// Route places msg, a message no call claims, on one of the
+	// session's streams; related: it belongs to a request in flight (a
+	// server-to-client request, a log line), whose stream it prefers.
+	Route(msg []byte, related bool)
 	// OwnerKey is the principal that initialized the session (Key).
 	OwnerKey() string
 	// Busy reports whether the session has requests in flight.

@@ -1,9 +1,9 @@
 package serve
 
 import (
-	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"

@@ -2,10 +2,10 @@ package serve
 
 import (
 	"errors"
-	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"net/http"
 	"slices"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"

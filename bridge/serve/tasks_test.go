@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 )
 
 // taskClient is one principal's raw client of a bridge.

@@ -3,10 +3,10 @@ package serve
 import (
 	"context"
 	"errors"
-	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"net/http"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
