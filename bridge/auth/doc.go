@@ -4,7 +4,7 @@
 // Before any credential, Origins checks where a request comes from: a
 // loopback listener refuses a Host that is not a loopback name (DNS
 // rebinding), a browser Origin must be allowed or loopback, and CORS
-// answers the allowed origins. LoopbackHost is the binary's one rule of
+// answers the allowed origins. outbound.LoopbackHost is the binary's one rule of
 // what names this machine's loopback.
 //
 // Static bearer tokens (--auth-token, --auth-token-file) are checked by a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // Origins is the browser's side of an endpoint's trust boundary, checked
@@ -89,19 +90,7 @@ func isLoopbackHost(hostport string) bool {
 // machine: any case, a trailing dot, and the names under .localhost.
 func isLoopbackName(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	return strings.HasSuffix(host, ".localhost") || LoopbackHost(host)
-}
-
-// LoopbackHost reports whether host (a name or an IP literal, no port) is
-// this machine's loopback as any resolver sees it: "localhost" or a
-// loopback IP. It is the one rule of the binary's "plain http only on
-// loopback" and "a loopback listener" checks.
-func LoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strings.HasSuffix(host, ".localhost") || outbound.LoopbackHost(host)
 }
 
 func quoteHost(h string) string {

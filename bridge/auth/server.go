@@ -250,7 +250,7 @@ func checkURL(what, raw string) error {
 	case "https":
 		return nil
 	case "http":
-		if LoopbackHost(u.Hostname()) {
+		if outbound.LoopbackHost(u.Hostname()) {
 			return nil
 		}
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // adoptOrphans is set by main: only the real binary reaps inherited
@@ -230,5 +230,5 @@ func isLoopbackAddr(addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return auth.LoopbackHost(host), nil
+	return outbound.LoopbackHost(host), nil
 }
