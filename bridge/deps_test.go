@@ -49,6 +49,12 @@ func TestImportRules(t *testing.T) {
 		// it is handed (remote.Config's callbacks, remote.Call).
 		module + "/bridge/remote": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate",
 			module + "/bridge/stream", module + "/bridge/exec", module + "/lineio", module + "/stdiohost", "os/exec"},
+		// serve's child side: the stdio child as a peer (its connection,
+		// calls routed by child id, the shared, legacy-shared,
+		// per-principal and warm children, the era probe's siblings). It
+		// runs processes through stdiohost and speaks no HTTP; serve wires
+		// it to its HTTP front, never the other way round.
+		module + "/bridge/child": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		// The config file parser owns nothing that runs.
 		module + "/bridge/teamconfig": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", "net/http", "os/exec"},
 		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
@@ -87,6 +93,7 @@ func TestImportRules(t *testing.T) {
 	mustImport := map[string]string{
 		module + "/bridge/serve":   module + "/bridge/translate",
 		module + "/bridge/connect": module + "/bridge/translate",
+		module + "/bridge/child":   module + "/bridge/translate",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

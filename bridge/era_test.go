@@ -54,7 +54,7 @@ func TestEraDecidedOnce(t *testing.T) {
 		l, ok := e.(*ast.BasicLit)
 		return ok && l.Kind == token.STRING && (l.Value == `""` || l.Value == "``")
 	}
-	for _, dir := range []string{"serve", "connect", "remote", "stream"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote", "stream"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {

@@ -40,7 +40,7 @@ func TestListenServedOnce(t *testing.T) {
 		}
 		return false
 	}
-	for _, dir := range []string{"serve", "connect", "remote"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			allowed := map[ast.Node]bool{}

@@ -20,7 +20,7 @@ func TestInputRoundsOnce(t *testing.T) {
 		"InputRequired": "builds an InputRequiredResult",
 		"InputTTL":      "times a suspended call",
 	}
-	for _, dir := range []string{"serve", "connect", "remote"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {

@@ -13,7 +13,7 @@ import (
 // so a copy of the machine brought back into a face fails here (nor may
 // bridge/remote, connect's remote side, which need not use the machine).
 func TestTasksMachineLivesOnce(t *testing.T) {
-	for _, dir := range []string{"serve", "connect", "remote"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote"} {
 		uses := false
 		for _, g := range sourceFiles(t, dir) {
 			f, src := g.path, g.src
