@@ -32,7 +32,7 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge":              {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
 		// The era translations sit below both directions: they may use
 		// bridge/wire, nothing that owns a transport.
-		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
+		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/remote", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
 		// serve's stream engine (responder, sinks, detached streams,
 		// replay): it speaks HTTP — it writes responses and owns hijacked
@@ -49,6 +49,18 @@ func TestImportRules(t *testing.T) {
 		// where they meet (checked below).
 		module + "/bridge/serve":   {module + "/bridge/connect", module + "/bridge/gateway"},
 		module + "/bridge/connect": {module + "/bridge/serve", module + "/bridge/gateway"},
+		// connect's remote side: the MCP server as a peer over Streamable
+		// HTTP (httpclient), with or without a 2025 session. It knows
+		// nothing of the host nor of the faces: what the host side needs
+		// it is handed (remote.Config's callbacks, remote.Call).
+		module + "/bridge/remote": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate",
+			module + "/bridge/stream", module + "/bridge/exec", module + "/lineio", module + "/stdiohost", "os/exec"},
+		// serve's child side: the stdio child as a peer (its connection,
+		// calls routed by child id, the shared, legacy-shared,
+		// per-principal and warm children, the era probe's siblings). It
+		// runs processes through stdiohost and speaks no HTTP; serve wires
+		// it to its HTTP front, never the other way round.
+		module + "/bridge/child": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		// The config file parser owns nothing that runs.
 		module + "/bridge/teamconfig": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", "net/http", "os/exec"},
 		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
@@ -88,6 +100,7 @@ func TestImportRules(t *testing.T) {
 	mustImport := map[string]string{
 		module + "/bridge/serve":   module + "/bridge/translate",
 		module + "/bridge/connect": module + "/bridge/translate",
+		module + "/bridge/child":   module + "/bridge/translate",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

@@ -4,21 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/hostio"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // ErrNoURL is returned by New without Config.URL.
@@ -29,17 +25,13 @@ type Bridge struct {
 	cfg    Config
 	log    zerolog.Logger
 	tel    *telemetry.Scope // nil: no metrics, no spans
-	client *httpclient.Client
-	host   *hostio.Host // the stdio host's end: stdin reader, stdout writer, request goroutines
+	remote *remote.Remote   // the MCP server as a peer over HTTP (bridge/remote)
+	host   *hostio.Host     // the stdio host's end: stdin reader, stdout writer, request goroutines
 
 	mu       sync.Mutex
 	inflight map[string]*pending // by the host's raw request id
 
-	sess  legacySession
-	tools toolCache
 	warns warnings
-
-	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
 
 	// Cross-era translation (era.go, detect.go): how points to the
 	// strategy in force, passing (pass-through) until it is chosen at the
@@ -51,14 +43,14 @@ type Bridge struct {
 	lh         legacyHost
 	mh         modernHost
 
-	// streams owns the long-lived streams (GET, listen, HTTP+SSE
-	// re-establishment); Run joins it last, after which a stream asked
-	// for is refused (the callers then close what its goroutine would).
+	// streams owns the long-lived listen streams (the GET stream and
+	// HTTP+SSE re-establishment are the remote's: remote.Remote.Close);
+	// Run joins it last, after which a stream asked for is refused (the
+	// callers then close what its goroutine would).
 	streams lifecycle.Group
 
-	streamCtx    context.Context // cancelled when the host leaves
-	stopStreams  context.CancelFunc
-	nextInternal atomic.Int64
+	streamCtx   context.Context // cancelled when the host leaves
+	stopStreams context.CancelFunc
 }
 
 // pending is a host request in flight.
@@ -74,6 +66,10 @@ type pending struct {
 	op atomic.Pointer[telemetry.Op]
 
 	headerRetry bool // a HeaderMismatch was already retried once
+
+	// b is the bridge p is relayed by (set by relay): p is the remote's
+	// Call while remote.Forward sends it (request.go).
+	b *Bridge
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
@@ -101,28 +97,25 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
 	}
-	if err := cfg.checkTransport(); err != nil {
-		return nil, err
-	}
 	b := &Bridge{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		inflight: map[string]*pending{},
-		client: &httpclient.Client{
-			Endpoint:     cfg.URL,
-			HTTPClient:   cfg.HTTPClient,
-			Header:       cfg.Header,
-			MaxRetries:   cfg.MaxRetries,
-			MaxRetryWait: cfg.MaxRetryWait,
-			MaxEventSize: cfg.maxMessageSize(),
-			Logger:       cfg.Logger,
-			Transport:    cfg.Transport,
-		},
 	}
+	rem, err := remote.New(remote.Config{
+		URL: cfg.URL, Header: cfg.Header, HTTPClient: cfg.HTTPClient, Transport: cfg.Transport,
+		MaxRetries: cfg.MaxRetries, MaxRetryWait: cfg.MaxRetryWait, MaxMessageSize: cfg.maxMessageSize(),
+		RequestTimeout: cfg.RequestTimeout, HideRemoteDetail: cfg.HideRemoteDetail, Logger: cfg.Logger,
+		Unsolicited: b.unsolicited,
+		Stray:       func(msg []byte) { b.route(msg, source{}) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.remote = rem
 	b.passing = &chosen{passThrough{b}}
 	b.how.Store(b.passing)
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
-	b.sess.b = b
 	b.lh.init(b)
 	b.mh.init(b)
 	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), ShutdownTimeout: cfg.ShutdownTimeout, Logger: cfg.Logger})
@@ -136,6 +129,7 @@ func New(cfg Config) (*Bridge, error) {
 // goroutine stays blocked until stdin is closed (at process exit).
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	b.streamCtx, b.stopStreams = context.WithCancel(context.WithoutCancel(ctx))
+	b.remote.Start(b.streamCtx)
 	runErr := b.host.Run(ctx, stdin, stdout, hostio.Handler{Message: b.handle, Batch: b.batch})
 
 	// The host is gone (or we are told to stop): long-lived streams end at
@@ -151,12 +145,11 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	}
 	b.host.Close() // requests still running are cancelled and joined
 	b.streams.Wait()
+	b.remote.Wait()
 	// An input round that expired just now may still be answering the
 	// remote (giveUp): it ends before the client closes.
 	b.mh.rounds.Close()
-	b.sess.terminate()
-	b.client.Close()
-	b.client.CloseIdleConnections()
+	b.remote.Close()
 	return runErr
 }
 
@@ -166,25 +159,6 @@ func (b *Bridge) requestCtx(ctx context.Context) (context.Context, context.Cance
 		return context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	}
 	return ctx, func() {}
-}
-
-// listenBackoff paces the re-establishment of a broken
-// subscriptions/listen stream: quick at first, never giving up.
-func listenBackoff() *backoff.ExponentialBackOff {
-	return backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond),
-		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
-}
-
-// sleepCtx waits d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // inFlight counts the host's requests still waiting for their answer: one
@@ -336,47 +310,18 @@ func (b *Bridge) passNotify(ctx context.Context, method string, raw []byte) {
 	if wire.Parse(raw, &n) != nil {
 		return
 	}
-	err := b.post(ctx, raw, b.headersFor(&n), method)
+	err := b.remote.Send(ctx, raw, b.remote.HeadersFor(&n), method)
 	if method == "notifications/initialized" {
 		if err != nil && b.legacyHostRejected(ctx, err) {
 			return
 		}
-		b.sess.onInitialized(raw)
+		b.remote.Initialized(raw)
 	}
-}
-
-// post sends a message that expects no answer (202).
-func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
-	resp, err := b.client.Post(ctx, raw, hdr)
-	if err != nil {
-		// Also reached once per server request the bridge answers (a ping
-		// flood on the GET stream), hence limited.
-		b.warns.notAccepted.Event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
-		return err
-	}
-	// A server may still answer with a stream (some do for notifications):
-	// relay whatever comes.
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			break
-		}
-		b.route(msg, source{})
-	}
-	resp.Close()
-	return nil
 }
 
 // unsolicited handles a message from the standalone GET stream, which
 // belongs to no host request (a 2026-07-28 host expects none of it
 // unasked: strategy.unasked).
 func (b *Bridge) unsolicited(msg []byte) { b.route(msg, source{get: true}) }
-
-// mintID returns a fresh JSON string id for a request of the bridge's own
-// ("mcp-bridge-<kind>-<n>"): never reused by this bridge, so it never
-// collides with a legacy session's earlier ids, and easy to spot in logs.
-func (b *Bridge) mintID(kind string) []byte {
-	return strconv.AppendQuote(nil, translate.InternalIDPrefix+kind+"-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
-}
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -8,9 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
@@ -19,7 +19,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // ErrNoCommand is returned by New when Config.Command and Config.Run are
@@ -35,7 +34,6 @@ type Handler struct {
 	cfg   Config
 	log   zerolog.Logger
 	guard *guard
-	ids   atomic.Int64   // child-side ids, unique across all children
 	warn  *ratelog.Kinds // rate limit of repeated warnings
 	lim   *stream.Limits // budgets shared by every stream and child
 	// replays bounds every legacy session's replay log together.
@@ -45,13 +43,14 @@ type Handler struct {
 	tel       *telemetry.Scope       // nil: no metrics, no spans
 	obs       telemetry.HTTPObserver // metrics, spans and access log of each request (observe.go)
 	stopWatch func()
-	children  atomic.Int64 // child processes running
-	crash     *stdiohost.CrashWatch
+	// env is what the children take from the Handler (bridge/child):
+	// settings, budgets, the ids and the children gauge.
+	env *child.Env
 
-	shared     *sharedChild
-	principals principalChildren // ChildPerPrincipal: the other children
+	shared     *child.Shared
+	principals *child.Principals // ChildPerPrincipal: the other children
 	sessions   *sessionTable
-	warm       *warmPool // --warm-children; nil: none
+	warm       *child.WarmPool // --warm-children; nil: none
 
 	// The shutdown stages, in order (drain.go, Close).
 	draining lifecycle.Signal // BeginDrain: /readyz answers 503
@@ -90,7 +89,6 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h)
-	h.crash = &stdiohost.CrashWatch{Logger: h.log}
 	h.replays = stream.NewReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	// At --log-level warn the access log's line would be dropped: the
@@ -101,10 +99,13 @@ func New(cfg Config) (*Handler, error) {
 		h.obs.Principal = auth.PrincipalSlot
 	}
 	h.streams = stream.NewEngine(cfg.keepalive())
-	h.shared = newSharedChild(h)
-	h.principals.h = h
+	h.env = h.childEnv()
+	h.shared = child.NewShared(h.env)
+	h.principals = child.NewPrincipals(h.env, h.shared)
 	h.sessions = newSessionTable(h)
-	h.warm = newWarmPool(h)
+	if cfg.sessionMode() == SessionAuto {
+		h.warm = child.NewWarmPool(h.env, h.shared)
+	}
 	if err := h.sse.init(&h.cfg); err != nil {
 		return nil, err
 	}
@@ -117,11 +118,11 @@ func (h *Handler) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.stopWatch = h.tel.Watch(h.gauges)
-	h.principals.start(ctx)
-	h.life.Go(func() { h.shared.run(ctx) })
+	h.principals.Start(ctx)
+	h.life.Go(func() { h.shared.Run(ctx) })
 	h.life.Go(func() { h.sessions.reap(ctx) })
 	if h.warm != nil {
-		h.life.Go(func() { h.warm.run(ctx) })
+		h.life.Go(func() { h.warm.Run(ctx) })
 	}
 	if h.cfg.keepalive() > 0 {
 		h.life.Go(func() { h.streams.Run(ctx) })
@@ -138,9 +139,9 @@ func (h *Handler) BeginShutdown() {
 
 // InFlight returns the number of requests the children have not answered.
 func (h *Handler) InFlight() int {
-	n := h.shared.pending() + h.sessions.pending()
-	for _, sc := range h.principals.others() {
-		n += sc.pending()
+	n := h.shared.Pending() + h.sessions.pending()
+	for _, sc := range h.principals.Others() {
+		n += sc.Pending()
 	}
 	return n
 }
@@ -155,7 +156,7 @@ func (h *Handler) Close() error {
 		h.cancel()
 	}
 	h.sessions.closeAll()
-	h.principals.stop()
+	h.principals.Stop()
 	h.life.Wait()
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a
@@ -240,7 +241,7 @@ func (h *Handler) serveReady(w http.ResponseWriter) {
 		io.WriteString(w, "draining\n")
 		return
 	}
-	if reason := h.shared.notReady(); reason != "" {
+	if reason := h.shared.NotReady(); reason != "" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, reason+"\n")
 		return

@@ -28,7 +28,7 @@ func obsOf(w http.ResponseWriter) *telemetry.ObsWriter {
 // gauges is what /metrics reads of the Handler.
 func (h *Handler) gauges() telemetry.Gauges {
 	return telemetry.Gauges{
-		Children:       int(h.children.Load()),
+		Children:       int(h.env.Children.Load()),
 		LegacySessions: h.sessions.count(),
 		BufferedBytes:  h.lim.Buffered(),
 		Inflight:       int(h.lim.Inflight()),
