@@ -14,12 +14,7 @@ import (
 // passBatch forwards a JSON-RPC batch (2025-03-26 only) as one POST. Its
 // requests are put in flight first, on the stdin loop, so that the host's
 // later messages (a cancellation, a request reusing an id) see them.
-func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
-	elems, err := wire.BatchElements(raw)
-	if err != nil || len(elems) == 0 {
-		b.write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
-		return
-	}
+func (b *Bridge) passBatch(ctx context.Context, raw []byte, elems []wire.Span) {
 	if raw, elems = b.refuseHiddenInBatch(raw, elems); len(elems) == 0 {
 		return // all of it answered here
 	}
@@ -72,7 +67,7 @@ func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
 		b.log.Warn().Err(err).Msg("batch not accepted by the remote")
 		if len(reqs) == 0 {
 			_, msg, _ := b.remote.Describe(err, nil)
-			b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+strings.TrimPrefix(msg, "mcp-bridge: "), nil))
+			b.host.Write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+strings.TrimPrefix(msg, "mcp-bridge: "), nil))
 		}
 		var se *httpclient.StatusError
 		errors.As(err, &se)

@@ -118,7 +118,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.lh.init(b)
 	b.mh.init(b)
-	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), ShutdownTimeout: cfg.ShutdownTimeout, Logger: cfg.Logger})
+	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), ShutdownTimeout: cfg.ShutdownTimeout, InFlight: b.inFlight, Logger: cfg.Logger})
 	return b, nil
 }
 
@@ -133,17 +133,10 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	runErr := b.host.Run(ctx, stdin, stdout, hostio.Handler{Message: b.handle, Batch: b.batch})
 
 	// The host is gone (or we are told to stop): long-lived streams end at
-	// once, requests in flight get a bounded time to finish.
+	// once, requests in flight get a bounded time to finish (Host.Close,
+	// which then cancels and joins them).
 	b.stopStreams()
-	if !b.host.Drain(ctx) {
-		// A signal ends the wait at once, the normal way hosts stop a
-		// server: only requests of the host are worth a warning, not the
-		// bridge's own work (a notification being posted).
-		if n := b.inFlight(); n > 0 {
-			b.log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
-		}
-	}
-	b.host.Close() // requests still running are cancelled and joined
+	b.host.Close(ctx)
 	b.streams.Wait()
 	b.remote.Wait()
 	// An input round that expired just now may still be answering the
@@ -174,9 +167,6 @@ func (b *Bridge) inFlight() int {
 	}
 	return n
 }
-
-// write sends one message to the host (hostio.Host.Write: one line).
-func (b *Bridge) write(msg []byte) { b.host.Write(msg) }
 
 // LogToHost sends the host an MCP log notification (notifications/message)
 // of level, from logger "mcp-bridge", carrying data: something a person
@@ -232,7 +222,9 @@ func (b *Bridge) handle(ctx context.Context, m *wire.Message) {
 }
 
 // batch dispatches a batch from the host (hostio.Handler.Batch).
-func (b *Bridge) batch(ctx context.Context, raw []byte) { b.strategy().batch(ctx, raw) }
+func (b *Bridge) batch(ctx context.Context, raw []byte, elems []wire.Span) {
+	b.strategy().batch(ctx, raw, elems)
+}
 
 // register puts p in flight, or answers it with an error when its id
 // already is (the host broke JSON-RPC's uniqueness; the earlier request
@@ -241,7 +233,7 @@ func (b *Bridge) register(p *pending) bool {
 	b.mu.Lock()
 	if _, dup := b.inflight[string(p.id)]; dup {
 		b.mu.Unlock()
-		b.write(wire.ErrorResponse(p.id, wire.CodeInvalidRequest, "Invalid Request: id already in flight", nil))
+		b.host.Write(wire.ErrorResponse(p.id, wire.CodeInvalidRequest, "Invalid Request: id already in flight", nil))
 		return false
 	}
 	b.inflight[string(p.id)] = p

@@ -202,14 +202,14 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, n int) 
 		// working on them (2025-11-25 cancellation: "Either side can send").
 		for _, id := range h.s.Drop(r) {
 			params := append(append([]byte(`{"requestId":`), id...), `,"reason":"mcp-bridge: the request this input was for ended"}`...)
-			b.write(wire.Notification("notifications/cancelled", params))
+			b.host.Write(wire.Notification("notifications/cancelled", params))
 		}
 	}()
 	if d := legacysession.RetryPause(r); d > 0 && !remote.SleepCtx(ctx, d) {
 		return nil, ctx.Err()
 	}
 	for _, q := range reqs {
-		b.write(q)
+		b.host.Write(q)
 	}
 	select {
 	case <-r.Done():

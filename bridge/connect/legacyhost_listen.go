@@ -107,7 +107,7 @@ func (h *legacyHost) drainListen(resp *httpclient.Response, id []byte) (delivere
 			return delivered
 		default:
 			if out := legacysession.ListenNotification(&m); out != nil {
-				b.write(out)
+				b.host.Write(out)
 			}
 		}
 	}

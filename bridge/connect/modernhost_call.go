@@ -136,14 +136,14 @@ func (c *call) other(_ *pending, msg []byte, m *wire.Message) {
 		switch {
 		case m.Method == "notifications/message":
 			if host, _ := c.Current(); host.logs {
-				c.h.b.write(msg)
+				c.h.b.host.Write(msg)
 			}
 		case c.h.listeners.Deliver(m):
 		case m.Method == "notifications/progress":
 			c.forwardProgress(msg, m)
 		case c.h.urls.Record(m): // recorded, not forwarded (urlelicit.go)
 		default:
-			c.h.b.write(msg)
+			c.h.b.host.Write(msg)
 		}
 	}
 }
@@ -156,7 +156,7 @@ func (c *call) forwardProgress(msg []byte, m *wire.Message) {
 	switch {
 	case suspended || host.token == nil || !m.ProgressToken.Present():
 	default:
-		c.h.b.write(translate.RetargetProgress(msg, m, host.token))
+		c.h.b.host.Write(translate.RetargetProgress(msg, m, host.token))
 	}
 }
 

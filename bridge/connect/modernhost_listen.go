@@ -27,7 +27,7 @@ func (h *modernHost) listen(ctx context.Context, p *pending, m *wire.Message) {
 	if p.cancelled.Load() {
 		return
 	}
-	l := h.listeners.Open(ctx, h, m, p.id, func(msg []byte) { b.write(msg) })
+	l := h.listeners.Open(ctx, h, m, p.id, func(msg []byte) { b.host.Write(msg) })
 	defer h.listeners.Close(l)
 	select {
 	case <-ctx.Done():

@@ -145,9 +145,9 @@ func (b *Bridge) listenStream(resp interface{ Next() ([]byte, error) }, p *pendi
 			if again && m.Method == "notifications/subscriptions/acknowledged" {
 				continue
 			}
-			b.write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
+			b.host.Write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
 		default:
-			b.write(msg)
+			b.host.Write(msg)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func (x pass) other(p *pending, msg []byte, m *wire.Message) {
 	if p.cancelled.Load() && m.Kind == wire.KindNotification {
 		return // nothing more for a cancelled request
 	}
-	x.b.write(msg)
+	x.b.host.Write(msg)
 }
 
 // final writes p's response as the remote sent it.
@@ -137,7 +137,7 @@ func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
 		p.ex.other(p, msg, &m) // p's own goroutine set p.ex
 		return false
 	}
-	b.write(msg)
+	b.host.Write(msg)
 	return false
 }
 
@@ -256,5 +256,5 @@ func (b *Bridge) writeFinalOf(p *pending, body []byte, m *wire.Message) {
 		body, m = b.filterTools(body, m)
 	}
 	b.observeFinal(p, body, m)
-	b.write(body)
+	b.host.Write(body)
 }

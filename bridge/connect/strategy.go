@@ -22,8 +22,8 @@ type strategy interface {
 	notify(ctx context.Context, method string, raw []byte)
 	// respond relays a host response that answers nothing the bridge asked.
 	respond(ctx context.Context, m *wire.Message)
-	// batch relays a host batch.
-	batch(ctx context.Context, raw []byte)
+	// batch relays a host batch, whose elements are at elems (at least one).
+	batch(ctx context.Context, raw []byte, elems []wire.Span)
 	// unasked takes a message the remote sent outside any request's
 	// stream, or reports false: it is routed as it came.
 	unasked(msg []byte) bool
@@ -89,7 +89,9 @@ func (s passThrough) notify(ctx context.Context, method string, raw []byte) {
 func (s passThrough) respond(ctx context.Context, m *wire.Message) {
 	s.b.host.InOrder(ctx, func(ctx context.Context) { s.b.remote.Send(ctx, m.Raw, s.b.remote.HeadersFor(m), "response") })
 }
-func (s passThrough) batch(ctx context.Context, raw []byte)       { s.b.passBatch(ctx, raw) }
+func (s passThrough) batch(ctx context.Context, raw []byte, elems []wire.Span) {
+	s.b.passBatch(ctx, raw, elems)
+}
 func (passThrough) unasked([]byte) bool                           { return false }
 func (passThrough) wireModern(hostModern bool) bool               { return hostModern }
 func (passThrough) notices() bool                                 { return true }
@@ -103,7 +105,9 @@ type translating struct{ b *Bridge }
 func (t translating) respond(_ context.Context, m *wire.Message) {
 	t.b.log.Debug().RawJSON("id", m.IDBytes()).Msg("dropping a host response that answers nothing the bridge asked")
 }
-func (t translating) batch(ctx context.Context, raw []byte)       { t.b.host.SplitBatch(ctx, raw) }
+func (t translating) batch(ctx context.Context, raw []byte, elems []wire.Span) {
+	t.b.host.SplitBatch(ctx, raw, elems)
+}
 func (translating) unasked([]byte) bool                           { return false }
 func (translating) notices() bool                                 { return true }
 func (t translating) writeHeld(p *pending, held []byte, _ string) { t.b.writeFinal(p, held) }

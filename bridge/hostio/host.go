@@ -24,9 +24,13 @@ type Config struct {
 	MaxMessageSize int
 
 	// ShutdownTimeout bounds how long the functions started for the host's
-	// messages may finish after the host closes stdin (Drain). If zero,
+	// messages may finish after the host closes stdin (Close). If zero,
 	// 10s.
 	ShutdownTimeout time.Duration
+
+	// InFlight, if set, counts the host's requests still waiting for their
+	// answer, for the warning when Close gives up on them.
+	InFlight func() int
 
 	// Logger receives logs; the zero value discards them. It must not write
 	// to the host's stdout.
@@ -34,7 +38,7 @@ type Config struct {
 }
 
 // A Host is the stdio host's end of a bridge: New, then Run until the host
-// closes stdin or ctx ends, then Drain and Close.
+// closes stdin or ctx ends, then Close.
 type Host struct {
 	cfg Config
 	log zerolog.Logger
@@ -76,9 +80,10 @@ type Handler struct {
 	// response), read from a line that is valid JSON. m is the callee's:
 	// nothing reads it after the call.
 	Message func(ctx context.Context, m *wire.Message)
-	// Batch takes a JSON array (a 2025-03-26 batch) as it came; SplitBatch
-	// hands its elements to Message one by one.
-	Batch func(ctx context.Context, raw []byte)
+	// Batch takes a JSON array (a 2025-03-26 batch) as it came, with the
+	// spans of its elements (at least one); SplitBatch hands them to
+	// Message one by one.
+	Batch func(ctx context.Context, raw []byte, elems []wire.Span)
 }
 
 // New returns a Host for cfg. It reads nothing before Run.
@@ -93,7 +98,7 @@ func New(cfg Config) *Host {
 // Run writes to the host on stdout (Write) and hands each line the host
 // sends on stdin to handler until the host closes stdin (nil) or ctx ends
 // (ctx.Err()); then nothing more is dispatched. The functions the handler
-// started may outlive Run: Drain waits for them, Close ends them.
+// started may outlive Run: Close waits for them, then ends them.
 //
 // Reading stdin cannot be interrupted: when ctx ends first, the reader
 // goroutine stays blocked until stdin is closed (at process exit).
@@ -173,7 +178,7 @@ func (h *Host) dispatch(ctx context.Context, raw []byte) {
 	var m wire.Message
 	if err := wire.Parse(raw, &m); err != nil {
 		if errors.Is(err, wire.ErrNotMessage) && len(raw) > 0 && wire.FirstByte(raw) == '[' {
-			h.handler.Batch(ctx, raw)
+			h.batch(ctx, raw)
 			return
 		}
 		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
@@ -182,21 +187,34 @@ func (h *Host) dispatch(ctx context.Context, raw []byte) {
 	h.handler.Message(ctx, &m)
 }
 
-// Drain waits up to Config.ShutdownTimeout for the functions started by
-// Go, GoRequest and InOrder and reports whether they all ended. Call it
-// after Run returned.
-func (h *Host) Drain(ctx context.Context) bool {
+// batch hands a batch on with its elements; an empty or malformed one is
+// answered here.
+func (h *Host) batch(ctx context.Context, raw []byte) {
+	elems, err := wire.BatchElements(raw)
+	if err != nil || len(elems) == 0 {
+		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
+		return
+	}
+	h.handler.Batch(ctx, raw, elems)
+}
+
+// Close ends what Run started; call it after Run returned. The functions
+// started by Go, GoRequest and InOrder get up to Config.ShutdownTimeout to
+// finish; then their context is cancelled and Close waits for them, ends
+// the idle workers, and after a clean EOF joins the stdin reader.
+func (h *Host) Close(ctx context.Context) {
 	d := h.cfg.ShutdownTimeout
 	if d <= 0 {
 		d = 10 * time.Second
 	}
-	return waitTimeout(ctx, &h.requests, d)
-}
-
-// Close cancels the context of what still runs and waits for it, ends the
-// idle workers, and after a clean EOF joins the stdin reader. Call it
-// after Run returned.
-func (h *Host) Close() {
+	if !waitTimeout(ctx, &h.requests, d) && h.cfg.InFlight != nil {
+		// A signal ends the wait at once, the normal way hosts stop a
+		// server: only requests of the host are worth a warning, not the
+		// bridge's own work (a notification being posted).
+		if n := h.cfg.InFlight(); n > 0 {
+			h.log.Warn().Int("in_flight", n).Msg("shutdown timeout: abandoning in-flight requests")
+		}
+	}
 	h.cancelRequests()
 	h.requests.Wait()
 	h.work.close()
@@ -308,12 +326,7 @@ func (h *Host) InOrder(ctx context.Context, send func(context.Context)) {
 // their own): a translated session cannot forward a batch (2026-07-28 has
 // none), so each element gets its own answer line. Only the handler calls
 // it.
-func (h *Host) SplitBatch(ctx context.Context, raw []byte) {
-	elems, err := wire.BatchElements(raw)
-	if err != nil || len(elems) == 0 {
-		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: empty or malformed batch", nil))
-		return
-	}
+func (h *Host) SplitBatch(ctx context.Context, raw []byte, elems []wire.Span) {
 	for _, e := range elems {
 		h.dispatch(ctx, append([]byte(nil), raw[e.Start:e.End]...))
 	}
