@@ -47,9 +47,7 @@ func (b *Bridge) refuseHiddenInBatch(raw []byte, elems []wire.Span) ([]byte, []w
 	if b.cfg.ToolFilter == nil {
 		return raw, elems
 	}
-	kept := make([]byte, 0, len(raw))
-	kept = append(kept, '[')
-	n := 0
+	kept := make([]wire.Span, 0, len(elems))
 	for _, e := range elems {
 		var m wire.Message
 		if wire.Parse(raw[e.Start:e.End], &m) == nil && wire.HiddenCall(&m, b.cfg.ToolFilter) {
@@ -60,22 +58,18 @@ func (b *Bridge) refuseHiddenInBatch(raw []byte, elems []wire.Span) ([]byte, []w
 			}
 			continue
 		}
-		if n > 0 {
-			kept = append(kept, ',')
-		}
-		kept = append(kept, raw[e.Start:e.End]...)
-		n++
+		kept = append(kept, e)
 	}
-	if n == len(elems) {
+	switch len(kept) {
+	case len(elems):
 		return raw, elems
-	}
-	if n == 0 {
+	case 0:
 		return nil, nil
 	}
-	kept = append(kept, ']')
-	ks, err := wire.BatchElements(kept)
+	out := wire.Rebatch(raw, kept, make([][]byte, len(kept)))
+	ks, err := wire.BatchElements(out)
 	if err != nil {
 		return nil, nil
 	}
-	return kept, ks
+	return out, ks
 }
