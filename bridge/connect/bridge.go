@@ -118,7 +118,8 @@ func New(cfg Config) (*Bridge, error) {
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
 	b.lh.init(b)
 	b.mh.init(b)
-	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), ShutdownTimeout: cfg.ShutdownTimeout, InFlight: b.inFlight, Logger: cfg.Logger})
+	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), RequestTimeout: cfg.RequestTimeout,
+		ShutdownTimeout: cfg.ShutdownTimeout, InFlight: b.inFlight, Logger: cfg.Logger})
 	return b, nil
 }
 
@@ -144,14 +145,6 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.mh.rounds.Close()
 	b.remote.Close()
 	return runErr
-}
-
-// requestCtx bounds one host request by Config.RequestTimeout, if set.
-func (b *Bridge) requestCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if b.cfg.RequestTimeout > 0 {
-		return context.WithTimeout(ctx, b.cfg.RequestTimeout)
-	}
-	return ctx, func() {}
 }
 
 // inFlight counts the host's requests still waiting for their answer: one

@@ -121,7 +121,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	ctx, cancel := b.requestCtx(ctx)
+	ctx, cancel := b.host.RequestCtx(ctx)
 	defer cancel()
 	first, err := h.envelope(m)
 	if err != nil {

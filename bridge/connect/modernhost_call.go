@@ -64,7 +64,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 		b.answerError(p, err)
 		return
 	}
-	ctx, cancelTimeout := b.requestCtx(ctx)
+	ctx, cancelTimeout := b.host.RequestCtx(ctx)
 	defer cancelTimeout()
 	h.applyLogLevel(ctx, m)
 	m = h.augment(m)

@@ -28,7 +28,7 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 		b.relayListen(ctx, p, m)
 		return
 	}
-	ctx, cancel := b.requestCtx(ctx)
+	ctx, cancel := b.host.RequestCtx(ctx)
 	defer cancel()
 	if m.Method == "initialize" {
 		b.remote.BeforeInitialize(m)

@@ -82,7 +82,7 @@ func (t legacyTaskBack) Begin(ctx context.Context) (context.Context, context.Can
 	if err := t.h.ensureDiscovered(ctx); err != nil {
 		return ctx, nil, err
 	}
-	ctx, cancel := t.h.b.requestCtx(ctx)
+	ctx, cancel := t.h.b.host.RequestCtx(ctx)
 	return ctx, cancel, nil
 }
 
@@ -145,7 +145,7 @@ func (t modernTaskBack) Begin(ctx context.Context) (context.Context, context.Can
 	if err := t.h.ensureSession(ctx, t.m); err != nil {
 		return ctx, nil, err
 	}
-	ctx, cancel := t.h.b.requestCtx(ctx)
+	ctx, cancel := t.h.b.host.RequestCtx(ctx)
 	return ctx, cancel, nil
 }
 

@@ -23,6 +23,10 @@ type Config struct {
 	// with an error (lineid.go).
 	MaxMessageSize int
 
+	// RequestTimeout bounds each request of the host's (RequestCtx); zero
+	// means no timeout.
+	RequestTimeout time.Duration
+
 	// ShutdownTimeout bounds how long the functions started for the host's
 	// messages may finish after the host closes stdin (Close). If zero,
 	// 10s.
@@ -222,6 +226,14 @@ func (h *Host) Close(ctx context.Context) {
 	if h.eof {
 		<-h.readerDone
 	}
+}
+
+// RequestCtx bounds one host request by Config.RequestTimeout, if set.
+func (h *Host) RequestCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.cfg.RequestTimeout > 0 {
+		return context.WithTimeout(ctx, h.cfg.RequestTimeout)
+	}
+	return ctx, func() {}
 }
 
 // waitTimeout waits for wg up to d. A signal (ctx) cuts the wait short: a
