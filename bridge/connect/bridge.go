@@ -282,9 +282,6 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 	}
 	raw := clone(m.Raw)
 	method := m.Method
-	if method == "notifications/initialized" {
-		b.host.Initialized()
-	}
 	// The era may have been settled by the time it is sent.
 	b.host.InOrder(ctx, func(ctx context.Context) { b.strategy().notify(ctx, method, raw) })
 }

@@ -188,6 +188,9 @@ func (h *Host) dispatch(ctx context.Context, raw []byte) {
 		h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, wire.Refusal(err), nil))
 		return
 	}
+	if m.Kind == wire.KindNotification && m.Method == "notifications/initialized" {
+		h.notices.ready.Store(true) // LogNotice may send from now on
+	}
 	h.handler.Message(ctx, &m)
 }
 

@@ -213,13 +213,8 @@ func TestHostLogNoticeGated(t *testing.T) {
 	var th *testHost
 	sent := make(chan bool, 2)
 	th = startTestHost(t, Config{}, Handler{
-		Message: func(_ context.Context, m *wire.Message) {
-			if m.Method == "notifications/initialized" {
-				th.h.Initialized()
-			}
-			sent <- th.h.LogNotice("warning", "code 1234")
-		},
-		Batch: func(context.Context, []byte, []wire.Span) {},
+		Message: func(context.Context, *wire.Message) { sent <- th.h.LogNotice("warning", "code 1234") },
+		Batch:   func(context.Context, []byte, []wire.Span) {},
 	})
 	th.send(`{"jsonrpc":"2.0","method":"notifications/other"}`)
 	if <-sent {

@@ -10,12 +10,8 @@ import (
 // hostNotices tracks whether the host can take a log notification from
 // the bridge itself.
 type hostNotices struct {
-	ready atomic.Bool // the host sent notifications/initialized
+	ready atomic.Bool // the host sent notifications/initialized (dispatch sets it)
 }
-
-// Initialized records that the host sent notifications/initialized (the
-// caller reads the methods): from then on LogNotice sends.
-func (h *Host) Initialized() { h.notices.ready.Store(true) }
 
 // LogNotice sends the host an MCP log notification (notifications/message)
 // of level, from logger "mcp-bridge", carrying data: something a person
