@@ -119,7 +119,8 @@ func New(cfg Config) (*Bridge, error) {
 	b.lh.init(b)
 	b.mh.init(b)
 	b.host = hostio.New(hostio.Config{MaxMessageSize: cfg.maxMessageSize(), RequestTimeout: cfg.RequestTimeout,
-		ShutdownTimeout: cfg.ShutdownTimeout, InFlight: b.inFlight, Logger: cfg.Logger})
+		ShutdownTimeout: cfg.ShutdownTimeout, InFlight: b.inFlight, Logger: cfg.Logger,
+		Notices: func() bool { return b.strategy().notices() }})
 	return b, nil
 }
 
@@ -164,15 +165,9 @@ func (b *Bridge) inFlight() int {
 // LogToHost sends the host an MCP log notification (notifications/message)
 // of level, from logger "mcp-bridge", carrying data: something a person
 // at the host has to act on (a device login's code), which stderr alone
-// may not reach. It reports whether it was sent: only once the host sent
-// notifications/initialized (hostio.Host.LogNotice says why). A
-// 2026-07-28 host, which sends no initialized, gets nothing: its stdio
-// carries only "Notifications that relate to an in-flight request, such
-// as notifications/progress and notifications/message" (basic/transports/
-// stdio), and a login belongs to no request of its own.
-func (b *Bridge) LogToHost(level string, data any) bool {
-	return b.strategy().notices() && b.host.LogNotice(level, data)
-}
+// may not reach. It reports whether it was sent (hostio.Host.LogNotice
+// says when it is).
+func (b *Bridge) LogToHost(level string, data any) bool { return b.host.LogNotice(level, data) }
 
 // handle dispatches one message from the host (hostio.Handler.Message;
 // the line was valid JSON and one JSON-RPC message).

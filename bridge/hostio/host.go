@@ -32,6 +32,11 @@ type Config struct {
 	// 10s.
 	ShutdownTimeout time.Duration
 
+	// Notices, if set, reports whether the host takes the bridge's own
+	// log notifications at all (LogNotice): the caller knows the host's
+	// era.
+	Notices func() bool
+
 	// InFlight, if set, counts the host's requests still waiting for their
 	// answer, for the warning when Close gives up on them.
 	InFlight func() int

@@ -22,11 +22,14 @@ type hostNotices struct {
 // lets a server log earlier ("The server SHOULD NOT send requests other
 // than pings and logging before receiving the initialized notification"),
 // but a host still waiting for its initialize's answer has no session to
-// show it in, and some treat any other line as a protocol error. (Whether
-// a host of the other era takes such notices at all is the caller's:
-// connect.Bridge.LogToHost.)
+// show it in, and some treat any other line as a protocol error. A
+// 2026-07-28 host, which sends no initialized, gets nothing (nor does one
+// Config.Notices refuses): its stdio carries only "Notifications that
+// relate to an in-flight request, such as notifications/progress and
+// notifications/message" (basic/transports/stdio), and a login belongs to
+// no request of its own.
 func (h *Host) LogNotice(level string, data any) bool {
-	if !h.notices.ready.Load() {
+	if !h.notices.ready.Load() || (h.cfg.Notices != nil && !h.cfg.Notices()) {
 		return false
 	}
 	params, err := json.Marshal(struct {
