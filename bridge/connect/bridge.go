@@ -126,9 +126,8 @@ func New(cfg Config) (*Bridge, error) {
 
 // Run relays messages between the host (stdin, stdout) and the remote until
 // the host closes stdin or ctx ends. It returns nil after a clean EOF.
-//
-// Reading stdin cannot be interrupted: when ctx ends first, the reader
-// goroutine stays blocked until stdin is closed (at process exit).
+// Reading stdin cannot be interrupted (hostio.Host.Run): when ctx ends first,
+// the reader goroutine stays blocked until stdin is closed (at process exit).
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	b.streamCtx, b.stopStreams = context.WithCancel(context.WithoutCancel(ctx))
 	b.remote.Start(b.streamCtx)

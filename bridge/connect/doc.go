@@ -18,29 +18,29 @@
 // The remote side — what a remote of each era needs on the wire (session
 // and GET stream; request-metadata headers and listen streams), the HTTP
 // exchange of a request, the era probe — is bridge/remote's (a
-// remote.Remote); this package is the host side and the wiring. Files are
-// named by who speaks which era: legacyhost*.go and modernhost*.go hold
-// the translation for a host of that era on a remote of the other.
+// remote.Remote), and the host's stdio end — the stdin reader, the one-line
+// stdout writer, the goroutines the host's messages run on and their order
+// — bridge/hostio's (a hostio.Host); this package is the host's requests
+// and the wiring. Files are named by who speaks which era: legacyhost*.go
+// and modernhost*.go hold the translation for a host of that era on a
+// remote of the other.
 //
 // When host and remote speak different eras the bridge translates
-// (Config.Protocol pins the remote's era; auto detects it from the
-// remote's answers, probing server/discover when they are ambiguous, see
-// era.go and detect.go). The translations themselves — versions, the
-// handshake, the envelope, input rounds, result completion — are
-// bridge/translate's, the transport bridge/remote's; this package owns the maps of
-// pending calls and streams, and who is asked. The host's end — the stdin
-// reader, the one-line stdout writer, the goroutines the host's messages
-// run on and their order — is bridge/hostio's. A legacy host on a 2026-07-28-only remote
+// (Config.Protocol pins the remote's era; auto detects it from the remote's
+// answers, probing server/discover when they are ambiguous, see era.go and
+// detect.go). The translations themselves — versions, the handshake, the
+// envelope, input rounds, result completion — are bridge/translate's, the
+// transport bridge/remote's; this package owns the maps of pending calls
+// and streams, and who is asked. A legacy host on a 2026-07-28-only remote
 // (legacyhost*.go, driving bridge/translate/legacysession, which plays the
 // session for serve too) gets its initialize answered from server/discover,
 // its requests enveloped in _meta, input rounds turned into real
 // server-to-client requests and list_changed from a subscriptions/listen
 // stream. A 2026-07-28 host on a legacy-only remote (modernhost*.go) gets
 // server/discover answered from a legacy session the bridge opens,
-// resultType and caching hints added, server-to-client requests turned
-// into input rounds, and change notifications on its own
-// subscriptions/listen streams. docs/compatibility.md lists what cannot be
-// translated.
+// resultType and caching hints added, server-to-client requests turned into
+// input rounds, and change notifications on its own subscriptions/listen
+// streams. docs/compatibility.md lists what cannot be translated.
 //
 // Lifecycle: New, then Run until the host closes stdin (in-flight requests
 // get a bounded time to finish, the session is deleted) or ctx ends.

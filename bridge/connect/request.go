@@ -49,10 +49,11 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 
 // p is the remote side's remote.Call while remote.Forward sends it: the
 // wire id and era are read on the request's own goroutine, and the
-// messages of its response stream go to route (emit).
+// messages of its response stream go to route (Emit: whether one carried
+// p's final response).
 func (p *pending) Wire() (id []byte, modern bool) { return p.wireID, p.wireModern }
 func (p *pending) Cancelled() bool                { return p.cancelled.Load() }
-func (p *pending) Emit(msg []byte) bool           { return p.b.emit(msg, p) }
+func (p *pending) Emit(msg []byte) bool           { return p.b.route(msg, source{p: p}) }
 func (p *pending) HeaderRetry() *bool             { return &p.headerRetry }
 
 // answerError answers p with the remote's own JSON-RPC error when the HTTP

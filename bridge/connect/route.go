@@ -75,10 +75,6 @@ func (b *Bridge) setExchange(p *pending, wid []byte, ex exchange) {
 	b.mu.Unlock()
 }
 
-// emit writes one message from p's response stream to the host and
-// reports whether it carried p's final response.
-func (b *Bridge) emit(msg []byte, p *pending) bool { return b.route(msg, source{p: p}) }
-
 // route handles one message (or batch) from the remote and reports whether
 // it carried the final response of src.p.
 func (b *Bridge) route(msg []byte, src source) (final bool) {
