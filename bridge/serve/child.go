@@ -48,8 +48,10 @@ type call struct {
 	// request for input; only the child's reader goroutine sets it.
 	round *roundCall
 
-	// deliverFn, if set, replaces the sink (bridge-owned streams).
-	deliverFn func(msg []byte, final bool)
+	// deliverFn, if set, replaces the sink (bridge-owned streams, the
+	// in-process entry). m is msg parsed (the child's reader's parse,
+	// re-based past route's edits), or nil for a message the bridge made.
+	deliverFn func(msg []byte, m *wire.Message, final bool)
 	// onFinal, if set, sees the child's response first (on the reader
 	// goroutine; it must not block) and may take it over by returning true.
 	onFinal func(m *wire.Message) bool
@@ -346,6 +348,10 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 	id, token, sk := cl.origID, cl.origToken, cl.sink
 	cl.mu.Unlock()
 	var out []byte
+	var pm *wire.Message // out parsed, for a deliverFn: no one parses it again
+	if cl.deliverFn != nil {
+		pm = new(wire.Message)
+	}
 	switch {
 	case m.Kind == wire.KindResponse:
 		edits := []wire.Edit{{Span: m.ID, Value: id}}
@@ -363,26 +369,27 @@ func (c *childConn) route(cl *call, m *wire.Message, final bool) {
 				edits = append(edits, e)
 			}
 		}
-		out = wire.SpliceTo(stream.GetBuf(len(m.Raw)), m.Raw, edits...)
+		out = wire.SpliceParsed(stream.GetBuf(len(m.Raw)), m, pm, edits...)
 	case m.Method == "notifications/progress":
 		if token == nil {
 			return
 		}
-		out = wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: token})
+		out = wire.SpliceParsed(nil, m, pm, wire.Edit{Span: m.ProgressToken, Value: token})
 	case m.SubscriptionID.Present():
-		out = wire.Splice(m.Raw, wire.Edit{Span: m.SubscriptionID, Value: id})
+		out = wire.SpliceParsed(nil, m, pm, wire.Edit{Span: m.SubscriptionID, Value: id})
 	default:
-		out = clone(m.Raw)
+		out = wire.SpliceParsed(nil, m, pm)
 	}
-	c.deliver(cl, sk, out, final)
+	c.deliver(cl, sk, out, pm, final)
 }
 
-func (c *childConn) deliver(cl *call, sk *stream.Sink, msg []byte, final bool) {
+// deliver hands msg to cl's client; pm is msg parsed, or nil (deliverFn).
+func (c *childConn) deliver(cl *call, sk *stream.Sink, msg []byte, pm *wire.Message, final bool) {
 	if cl.sess != nil {
 		cl.sess.settled(cl, final)
 	}
 	if cl.deliverFn != nil {
-		cl.deliverFn(msg, final)
+		cl.deliverFn(msg, pm, final)
 		return
 	}
 	if !sk.Push(msg, final) {
@@ -527,7 +534,7 @@ func (c *childConn) failAll(reason string, exitErr error) {
 		if sk == nil && cl.deliverFn == nil {
 			continue // suspended: the retry will find the call gone
 		}
-		c.deliver(cl, sk, msg, true)
+		c.deliver(cl, sk, msg, nil, true)
 	}
 }
 

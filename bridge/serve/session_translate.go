@@ -188,12 +188,11 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 	}
 	conn := s.child()
 	cl := &call{method: "subscriptions/listen", origID: []byte(`"listen"`)}
-	cl.deliverFn = func(msg []byte, final bool) {
-		var n wire.Message
-		if final || wire.Parse(msg, &n) != nil {
+	cl.deliverFn = func(_ []byte, n *wire.Message, final bool) {
+		if final || n == nil || n.Kind == wire.KindInvalid {
 			return
 		}
-		if out := legacysession.ListenNotification(&n); out != nil {
+		if out := legacysession.ListenNotification(n); out != nil {
 			s.route(out, false)
 		}
 	}

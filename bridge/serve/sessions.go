@@ -62,6 +62,9 @@ type session struct {
 	// sse is the HTTP+SSE stream the session was initialized on (sse.go);
 	// nil for a Streamable HTTP session.
 	sse *sseConn
+	// entry: the session's client is in this process (Handler.Open): its
+	// streams go to the Conn message by message (entry.go).
+	entry bool
 
 	// owner is the principal that initialized the session; a request of
 	// another one does not find it. Security best practices (session
@@ -247,6 +250,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		attached:   1, // by this initialize request, however long the child takes
 		replay:     stream.NewReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
+		entry:      entryOf(r) != nil,
 	}
 	// A session that never makes it into the table (the child cannot
 	// start, is not ready, too many principals) must not leave its replay
@@ -392,6 +396,9 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
 	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: s.callSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != "", op: opOf(w)}
+	if ew := s.entryOf(r); ew != nil {
+		ew.out(cl, cl.sink) // the child's parse goes along (entry.go)
+	}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}
@@ -671,6 +678,11 @@ func (s *session) runGet(r *http.Request, rsp *stream.Responder, st *stream.Repl
 	}
 	for _, m := range backlog {
 		sk.Push(m, false)
+	}
+	if ew := s.entryOf(r); ew != nil {
+		ew.pump(r, rsp.WriteHeader, s.id, sk, s.endCh, t.h.closing.Done())
+		s.endGet(st, sk)
+		return
 	}
 	if rsp.StartSSE() != nil {
 		s.endGet(st, sk)
