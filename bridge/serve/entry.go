@@ -124,6 +124,9 @@ type Conn struct {
 
 	renew renewal // a new session when the Handler forgets this one (entry_renew.go)
 
+	omu  sync.Mutex
+	outs map[*stream.Sink]*entryWriter // the streams being pumped to Recv (entryWriter.pump)
+
 	mu        sync.Mutex
 	sid       string // Mcp-Session-Id; "" until initialize succeeds
 	initSent  bool
@@ -155,6 +158,7 @@ func (h *Handler) Open(ctx context.Context, c Caller, track func() (done func())
 		gone:   make(chan struct{}),
 		closed: make(chan struct{}),
 		ready:  make(chan struct{}),
+		outs:   map[*stream.Sink]*entryWriter{},
 	}
 	// A context that ends first ends the session as Close would.
 	conn.stop = context.AfterFunc(ctx, func() { conn.Close() })
@@ -485,13 +489,40 @@ func entryOf(r *http.Request) *entryWriter {
 	return w
 }
 
+// entryConn returns the Conn r comes from, or nil for an HTTP request
+// (a session's initialize: session.entry).
+func entryConn(r *http.Request) *Conn {
+	if w := entryOf(r); w != nil {
+		return w.c
+	}
+	return nil
+}
+
 // entryOf returns the entryWriter of r, a request of s, when s's client
 // is in this process; one field to test on an HTTP client's requests.
 func (s *session) entryOf(r *http.Request) *entryWriter {
-	if !s.entry {
+	if s.entry == nil {
 		return nil
 	}
 	return entryOf(r)
+}
+
+// push pushes msg, a message the session routes (route), to sk; with its
+// parse pm when sk is a stream the Conn is reading (entryWriter.pump).
+func (s *session) push(sk *stream.Sink, msg []byte, pm *wire.Message) bool {
+	if pm != nil {
+		if w := s.entry.outFor(sk); w != nil {
+			return w.pushParsed(msg, pm, false)
+		}
+	}
+	return sk.Push(msg, false)
+}
+
+// outFor returns the entryWriter pumping sk to the Conn, or nil.
+func (c *Conn) outFor(sk *stream.Sink) *entryWriter {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	return c.outs[sk]
 }
 
 // maxParsed bounds the parses an entryWriter keeps for messages queued in
@@ -553,16 +584,22 @@ func (w *entryWriter) out(cl *call, sk *stream.Sink) {
 
 // push is a call's deliverFn: sk.Push, keeping m for the pump. It runs on
 // the child's reader goroutine and never blocks.
-func (w *entryWriter) push(msg []byte, m *wire.Message, final bool) {
+func (w *entryWriter) push(msg []byte, m *wire.Message, final bool) { w.pushParsed(msg, m, final) }
+
+// pushParsed pushes msg to the stream, keeping its parse m (if any) for
+// the pump; it reports what sk.Push does.
+func (w *entryWriter) pushParsed(msg []byte, m *wire.Message, final bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock() // held across Push: parsed stays in the sink's order
 	keep := m != nil && m.Kind != wire.KindInvalid && len(w.parsed) < maxParsed
 	if keep {
 		w.parsed = append(w.parsed, m)
 	}
-	if !w.sk.Push(msg, final) && keep {
+	ok := w.sk.Push(msg, final)
+	if !ok && keep {
 		w.parsed = w.parsed[:len(w.parsed)-1]
 	}
+	return ok
 }
 
 // parseOf returns the parse push kept for msg, or nil.
@@ -587,6 +624,20 @@ func (w *entryWriter) parseOf(msg []byte) *wire.Message {
 func (w *entryWriter) pump(r *http.Request, head func(int), sid string, sk *stream.Sink, stop, stop2 <-chan struct{}) stream.PumpResult {
 	w.hdr[keySessionID] = []string{sid}
 	head(http.StatusOK)
+	// What the session routes to sk from now on (its server requests,
+	// notifications) comes with its parse too (session.push).
+	w.mu.Lock()
+	w.sk = sk
+	w.mu.Unlock()
+	c := w.c
+	c.omu.Lock()
+	c.outs[sk] = w
+	c.omu.Unlock()
+	defer func() {
+		c.omu.Lock()
+		delete(c.outs, sk)
+		c.omu.Unlock()
+	}()
 	return stream.PumpDirect(r.Context(), sk, stop, stop2, func(msg []byte, abort <-chan struct{}) error {
 		if w.drop {
 			return nil

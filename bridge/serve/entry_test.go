@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -401,5 +403,63 @@ func TestOpenListenRefusedKeepsConn(t *testing.T) {
 		var m struct{ ID json.RawMessage }
 		json.Unmarshal(msg, &m)
 		answered[string(m.ID)] = true
+	}
+}
+
+// Each message of an in-process session is parsed once in each
+// direction: Send parses the client's, the child's reader the child's,
+// and Recv hands that parse on instead of parsing again — for a call's
+// answer and progress (routed by the call) as for the child's own request
+// (routed by the session).
+func TestOpenParsesOnce(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	var mu sync.Mutex
+	parses := map[string]int{}
+	stop := wire.ObserveParses(func(raw []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range []string{`"ask-roots"`, `"roots/list"`, `\"uri\"`, `"notifications/progress"`} {
+			if strings.Contains(string(raw), k) {
+				parses[k]++
+			}
+		}
+	})
+	defer stop()
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-roots","arguments":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ask, err := recvRaw(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct{ ID json.RawMessage }
+	json.Unmarshal(ask, &req)
+	res := entryAsk(t, c, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"roots":[{"uri":"file:///entry-root"}]}}`)
+	if !strings.Contains(fmt.Sprint(res), "entry-root") {
+		t.Fatalf("tools/call = %v", res)
+	}
+	c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"tok-9"}}}`))
+	if msg, err := recvRaw(c); err != nil || !strings.Contains(string(msg), "tok-9") {
+		t.Fatalf("progress = %s, %v", msg, err)
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	// The call: by Send. The child's roots/list, its answer to the call
+	// (the roots as its text) and its progress: by the child's reader.
+	// (The client's answer to roots/list is parsed by Send and again by
+	// the session's relay, as an HTTP client's is: not counted here.)
+	want := map[string]int{`"ask-roots"`: 1, `"roots/list"`: 1, `\"uri\"`: 1, `"notifications/progress"`: 1}
+	if !maps.Equal(parses, want) {
+		t.Errorf("parses = %v, want %v", parses, want)
 	}
 }

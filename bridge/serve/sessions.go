@@ -62,9 +62,10 @@ type session struct {
 	// sse is the HTTP+SSE stream the session was initialized on (sse.go);
 	// nil for a Streamable HTTP session.
 	sse *sseConn
-	// entry: the session's client is in this process (Handler.Open): its
-	// streams go to the Conn message by message (entry.go).
-	entry bool
+	// entry is the session's client when it is in this process
+	// (Handler.Open): its streams go to the Conn message by message
+	// (entry.go). nil for an HTTP client.
+	entry *Conn
 
 	// owner is the principal that initialized the session; a request of
 	// another one does not find it. Security best practices (session
@@ -250,7 +251,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		attached:   1, // by this initialize request, however long the child takes
 		replay:     stream.NewReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
-		entry:      entryOf(r) != nil,
+		entry:      entryConn(r),
 	}
 	// A session that never makes it into the table (the child cannot
 	// start, is not ready, too many principals) must not leave its replay
@@ -520,11 +521,24 @@ func (s *session) notify(m *wire.Message) {
 // unrouted and childRequest make a session the owner of its own child:
 // everything the child sends belongs to this one client.
 func (s *session) unrouted(c *childConn, m *wire.Message) {
-	s.route(clone(m.Raw), m.Method == "notifications/message")
+	s.routeParsed(m, m.Method == "notifications/message")
 }
 
 func (s *session) childRequest(c *childConn, m *wire.Message) {
-	s.route(clone(m.Raw), true)
+	s.routeParsed(m, true)
+}
+
+// routeParsed routes a copy of m's message; an in-process client gets the
+// parse along (entry.go).
+func (s *session) routeParsed(m *wire.Message, related bool) {
+	msg := clone(m.Raw)
+	var pm *wire.Message
+	if s.entry != nil {
+		pm = new(wire.Message)
+		*pm = *m
+		pm.Raw = msg // the same bytes: the spans hold
+	}
+	s.routeWith(msg, pm, related)
 }
 
 // route places a server-initiated message on one stream (the spec forbids
@@ -533,24 +547,27 @@ func (s *session) childRequest(c *childConn, m *wire.Message) {
 // a request in flight (server-to-client requests, log lines) prefer that
 // request's stream; the rest prefer the GET stream. With no stream open
 // they wait in a bounded backlog for the next GET.
-func (s *session) route(msg []byte, related bool) {
+func (s *session) route(msg []byte, related bool) { s.routeWith(msg, nil, related) }
+
+// routeWith is route for msg with its parse pm, or nil.
+func (s *session) routeWith(msg []byte, pm *wire.Message, related bool) {
 	s.mu.Lock()
 	get := s.get
 	pend := slices.Clone(s.pending)
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.sink) && cl.sink.Push(msg, false) {
+			if !s.replay.IsParked(cl.sink) && s.push(cl.sink, msg, pm) {
 				return
 			}
 		}
 	}
-	if get != nil && get.Push(msg, false) {
+	if get != nil && s.push(get, msg, pm) {
 		return
 	}
 	if !related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.sink) && cl.sink.Push(msg, false) {
+			if !s.replay.IsParked(cl.sink) && s.push(cl.sink, msg, pm) {
 				return
 			}
 		}
