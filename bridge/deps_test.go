@@ -32,7 +32,7 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge":              {module + "/cmd", module + "/examples", "github.com/spf13/pflag", "os/signal"},
 		// The era translations sit below both directions: they may use
 		// bridge/wire, nothing that owns a transport.
-		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
+		module + "/bridge/translate": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/remote", module + "/httpclient", module + "/stdiohost", module + "/lineio", "net/http", "os/exec"},
 		module + "/bridge/wire":      {module + "/"},
 		// serve's stream engine (responder, sinks, detached streams,
 		// replay): it speaks HTTP — it writes responses and owns hijacked
@@ -43,6 +43,18 @@ func TestImportRules(t *testing.T) {
 		// where they meet (checked below).
 		module + "/bridge/serve":   {module + "/bridge/connect", module + "/bridge/gateway"},
 		module + "/bridge/connect": {module + "/bridge/serve", module + "/bridge/gateway"},
+		// connect's remote side: the MCP server as a peer over Streamable
+		// HTTP (httpclient), with or without a 2025 session. It knows
+		// nothing of the host nor of the faces: what the host side needs
+		// it is handed (remote.Config's callbacks, remote.Call).
+		module + "/bridge/remote": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate",
+			module + "/bridge/stream", module + "/bridge/exec", module + "/lineio", module + "/stdiohost", "os/exec"},
+		// serve's child side: the stdio child as a peer (its connection,
+		// calls routed by child id, the shared, legacy-shared,
+		// per-principal and warm children, the era probe's siblings). It
+		// runs processes through stdiohost and speaks no HTTP; serve wires
+		// it to its HTTP front, never the other way round.
+		module + "/bridge/child": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		// The config file parser owns nothing that runs.
 		module + "/bridge/teamconfig": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", "net/http", "os/exec"},
 		// The aggregate multiplexes JSON-RPC lines; the gateway gives it
@@ -50,15 +62,18 @@ func TestImportRules(t *testing.T) {
 		module + "/bridge/aggregate": {module + "/bridge/gateway", module + "/bridge/serve", module + "/bridge/connect", module + "/httpclient", module + "/stdiohost", "net/http", "os/exec"},
 		// Metrics and traces sit below both directions, which report to
 		// them: no transport of their own, nothing of serve or connect.
+		// The HTTP observation (http.go) may name bridge/stream's
+		// Observer: a detached stream takes its request's along.
 		module + "/bridge/telemetry": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		// exec is a stdio server of its own: it runs programs through
 		// stdiohost and answers with wire/translate, and owns no HTTP.
 		module + "/bridge/exec": {module + "/bridge/serve", module + "/bridge/connect", module + "/bridge/gateway", module + "/bridge/aggregate", module + "/httpclient", "net/http"},
 		module + "/examples":    {module + "/cmd"},
-		// serve's authorization (static tokens, principals, the OAuth
-		// resource server): below serve and the gateway, which ask it, and
-		// owning no MCP transport or process; its HTTP clients follow the
-		// outbound policy (allowedInternal).
+		// serve's authorization (the Host/Origin checks and CORS, static
+		// tokens, principals, the OAuth resource server): below serve and
+		// the gateway, which ask it, and owning no MCP transport or
+		// process; its HTTP clients follow the outbound policy, and CORS
+		// names the MCP headers of bridge/wire (allowedInternal).
 		module + "/bridge/auth": {module + "/bridge/", module + "/httpclient", module + "/stdiohost", module + "/lineio", "os/exec"},
 		// TLS certificate reload for a listener: a leaf that knows no MCP.
 		module + "/bridge/tlsreload": {module + "/", "net/http", "os/exec"},
@@ -72,12 +87,13 @@ func TestImportRules(t *testing.T) {
 		module + "/httpclient/oauth": {module + "/httpclient/outbound"},
 		module + "/bridge/telemetry": {module + "/httpclient/outbound"},
 		module + "/bridge/stream":    {module + "/bridge/wire", module + "/bridge/internal/ratelog"},
-		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv"},
+		module + "/bridge/auth":      {module + "/httpclient/outbound", module + "/bridge/internal/secretenv", module + "/bridge/wire"},
 	}
 	// Both directions translate through bridge/translate, none on its own.
 	mustImport := map[string]string{
 		module + "/bridge/serve":   module + "/bridge/translate",
 		module + "/bridge/connect": module + "/bridge/translate",
+		module + "/bridge/child":   module + "/bridge/translate",
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

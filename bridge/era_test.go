@@ -9,8 +9,8 @@ import (
 
 // TestEraDecidedOnce keeps era detection in one place: translate.Decide
 // turns evidence (an answer, an error code, a transport's refusal) into a
-// verdict, and serve and connect only gather the evidence over their
-// transports. It fails when either face reads era evidence itself again,
+// verdict, and serve and connect (its remote side, bridge/remote) only
+// gather the evidence over their transports. It fails when either face reads era evidence itself again,
 // as both did before (serve/probe.go and connect/era.go had diverging
 // copies). In their non-test code it finds:
 //
@@ -54,7 +54,7 @@ func TestEraDecidedOnce(t *testing.T) {
 		l, ok := e.(*ast.BasicLit)
 		return ok && l.Kind == token.STRING && (l.Value == `""` || l.Value == "``")
 	}
-	for _, dir := range []string{"serve", "connect", "stream"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote", "stream"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {

@@ -11,7 +11,8 @@ import (
 // legacy back in one place, translate.ListenHub: it acknowledges a
 // subscriptions/listen and tags each notification it delivers with the
 // listener's subscription id. serve (listen.go) and connect
-// (modernhost_listen.go) had a copy each. In their non-test code it finds
+// (modernhost_listen.go) had a copy each. In their non-test code (and
+// bridge/remote's, connect's remote side) it finds
 // what only a copy would need:
 //
 //   - "notifications/subscriptions/acknowledged" other than in a
@@ -39,7 +40,7 @@ func TestListenServedOnce(t *testing.T) {
 		}
 		return false
 	}
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			allowed := map[ast.Node]bool{}

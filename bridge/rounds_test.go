@@ -9,7 +9,8 @@ import (
 // over a 2025 back: translate/suspension.go) in one place. Both faces had
 // a copy (serve/mrtr.go, connect/modernhost_call.go), whose constants
 // drifted and of which one panicked on a re-suspension race the other did
-// not have. In serve's and connect's non-test functions it finds what only
+// not have. In serve's and connect's non-test functions (bridge/remote's
+// too, connect's remote side) it finds what only
 // the machine does: minting a request state (translate.NewState),
 // building an InputRequiredResult (translate.InputRequired), timing a
 // suspension (translate.InputTTL).
@@ -19,7 +20,7 @@ func TestInputRoundsOnce(t *testing.T) {
 		"InputRequired": "builds an InputRequiredResult",
 		"InputTTL":      "times a suspended call",
 	}
-	for _, dir := range []string{"serve", "connect"} {
+	for _, dir := range []string{"serve", "child", "connect", "remote"} {
 		for _, g := range sourceFiles(t, dir) {
 			fset, f := g.fset, g.f
 			for _, decl := range f.Decls {

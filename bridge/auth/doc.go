@@ -1,6 +1,12 @@
 // Package auth is serve's authorization, both halves of it: who may call
 // an MCP endpoint and as whom.
 //
+// Before any credential, Origins checks where a request comes from: a
+// loopback listener refuses a Host that is not a loopback name (DNS
+// rebinding), a browser Origin must be allowed or loopback, and CORS
+// answers the allowed origins. outbound.LoopbackHost is the binary's one rule of
+// what names this machine's loopback.
+//
 // Static bearer tokens (--auth-token, --auth-token-file) are checked by a
 // Guard, which also asks an Authenticator for any other credential and
 // gives each admitted request its Principal: whom a child may be

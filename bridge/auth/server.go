@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -251,17 +250,9 @@ func checkURL(what, raw string) error {
 	case "https":
 		return nil
 	case "http":
-		if isLoopback(u.Hostname()) {
+		if outbound.LoopbackHost(u.Hostname()) {
 			return nil
 		}
 	}
 	return fmt.Errorf("auth: %s %q: must be https (http only on loopback)", what, raw)
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -67,12 +67,12 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte) {
 // batch's requests, and each of them is answered exactly once: by the
 // remote, or with an error if the remote left it out.
 func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
-	hdr := b.headersFor(&wire.Message{})
-	resp, err := b.client.Post(ctx, raw, hdr)
+	hdr := b.remote.HeadersFor(&wire.Message{})
+	resp, err := b.remote.Post(ctx, raw, hdr)
 	if err != nil {
 		b.log.Warn().Err(err).Msg("batch not accepted by the remote")
 		if len(reqs) == 0 {
-			_, msg, _ := describe(err, nil, b.cfg)
+			_, msg, _ := b.remote.Describe(err, nil)
 			b.write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+strings.TrimPrefix(msg, "mcp-bridge: "), nil))
 		}
 		var se *httpclient.StatusError

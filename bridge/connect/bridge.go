@@ -7,20 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 	"github.com/mcp-bridge/mcp-bridge/lineio"
 )
 
@@ -32,7 +28,7 @@ type Bridge struct {
 	cfg    Config
 	log    zerolog.Logger
 	tel    *telemetry.Scope // nil: no metrics, no spans
-	client *httpclient.Client
+	remote *remote.Remote   // the MCP server as a peer over HTTP (bridge/remote)
 	out    *lineio.Writer
 
 	mu       sync.Mutex
@@ -44,11 +40,7 @@ type Bridge struct {
 	dispatchMu sync.Mutex
 	stopping   bool
 
-	sess  legacySession
-	tools toolCache
 	warns warnings
-
-	sseRec sseRecovery // HTTP+SSE stream re-establishment (transport.go)
 
 	notices hostNotices // the bridge's own log notifications to the host (notice.go)
 
@@ -64,14 +56,14 @@ type Bridge struct {
 
 	requests sync.WaitGroup // functions run by goRequest
 	work     *workers       // the goroutines that run them (workers.go)
-	// streams owns the long-lived streams (GET, listen, HTTP+SSE
-	// re-establishment); Run joins it last, after which a stream asked
-	// for is refused (the callers then close what its goroutine would).
+	// streams owns the long-lived listen streams (the GET stream and
+	// HTTP+SSE re-establishment are the remote's: remote.Remote.Close);
+	// Run joins it last, after which a stream asked for is refused (the
+	// callers then close what its goroutine would).
 	streams lifecycle.Group
 
-	streamCtx    context.Context // cancelled when the host leaves
-	stopStreams  context.CancelFunc
-	nextInternal atomic.Int64
+	streamCtx   context.Context // cancelled when the host leaves
+	stopStreams context.CancelFunc
 
 	// posted is closed once every notification and response read so far
 	// has been POSTed. stdio is ordered and HTTP POSTs are not: a request
@@ -94,6 +86,10 @@ type pending struct {
 	op atomic.Pointer[telemetry.Op]
 
 	headerRetry bool // a HeaderMismatch was already retried once
+
+	// b is the bridge p is relayed by (set by relay): p is the remote's
+	// Call while remote.Forward sends it (request.go).
+	b *Bridge
 
 	// What the remote sees. Translation re-numbers requests and changes
 	// their era; pass-through leaves wireID = id and wireModern = modern.
@@ -121,28 +117,25 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
 	}
-	if err := cfg.checkTransport(); err != nil {
-		return nil, err
-	}
 	b := &Bridge{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		inflight: map[string]*pending{},
-		client: &httpclient.Client{
-			Endpoint:     cfg.URL,
-			HTTPClient:   cfg.HTTPClient,
-			Header:       cfg.Header,
-			MaxRetries:   cfg.MaxRetries,
-			MaxRetryWait: cfg.MaxRetryWait,
-			MaxEventSize: cfg.maxMessageSize(),
-			Logger:       cfg.Logger,
-			Transport:    cfg.Transport,
-		},
 	}
+	rem, err := remote.New(remote.Config{
+		URL: cfg.URL, Header: cfg.Header, HTTPClient: cfg.HTTPClient, Transport: cfg.Transport,
+		MaxRetries: cfg.MaxRetries, MaxRetryWait: cfg.MaxRetryWait, MaxMessageSize: cfg.maxMessageSize(),
+		RequestTimeout: cfg.RequestTimeout, HideRemoteDetail: cfg.HideRemoteDetail, Logger: cfg.Logger,
+		Unsolicited: b.unsolicited,
+		Stray:       func(msg []byte) { b.route(msg, source{}) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.remote = rem
 	b.passing = &chosen{passThrough{b}}
 	b.how.Store(b.passing)
 	b.tel = cfg.Telemetry.ScopeFor(telemetry.Client, cfg.ServerName)
-	b.sess.b = b
 	b.lh.init(b)
 	b.mh.init(b)
 	b.posted = make(chan struct{})
@@ -159,6 +152,7 @@ func New(cfg Config) (*Bridge, error) {
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	b.out = lineio.NewWriter(stdout)
 	b.streamCtx, b.stopStreams = context.WithCancel(context.WithoutCancel(ctx))
+	b.remote.Start(b.streamCtx)
 	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
 
@@ -194,9 +188,11 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 	b.work.close()
 	b.work.wait()
 	b.streams.Wait()
-	b.sess.terminate()
-	b.client.Close()
-	b.client.CloseIdleConnections()
+	b.remote.Wait()
+	// An input round that expired just now may still be answering the
+	// remote (giveUp): it ends before the client closes.
+	b.mh.rounds.Close()
+	b.remote.Close()
 	if runErr == nil {
 		<-readerDone
 	}
@@ -270,25 +266,6 @@ func (b *Bridge) requestCtx(ctx context.Context) (context.Context, context.Cance
 		return context.WithTimeout(ctx, b.cfg.RequestTimeout)
 	}
 	return ctx, func() {}
-}
-
-// listenBackoff paces the re-establishment of a broken
-// subscriptions/listen stream: quick at first, never giving up.
-func listenBackoff() *backoff.ExponentialBackOff {
-	return backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond),
-		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
-}
-
-// sleepCtx waits d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // inFlight counts the host's requests still waiting for their answer: one
@@ -504,35 +481,13 @@ func (b *Bridge) passNotify(ctx context.Context, method string, raw []byte) {
 	if wire.Parse(raw, &n) != nil {
 		return
 	}
-	err := b.post(ctx, raw, b.headersFor(&n), method)
+	err := b.remote.Send(ctx, raw, b.remote.HeadersFor(&n), method)
 	if method == "notifications/initialized" {
 		if err != nil && b.legacyHostRejected(ctx, err) {
 			return
 		}
-		b.sess.onInitialized(raw)
+		b.remote.Initialized(raw)
 	}
-}
-
-// post sends a message that expects no answer (202).
-func (b *Bridge) post(ctx context.Context, raw []byte, hdr http.Header, what string) error {
-	resp, err := b.client.Post(ctx, raw, hdr)
-	if err != nil {
-		// Also reached once per server request the bridge answers (a ping
-		// flood on the GET stream), hence limited.
-		b.warns.notAccepted.Event(&b.log, zerolog.WarnLevel).Err(err).Str("message", what).Msg("remote did not accept a notification/response")
-		return err
-	}
-	// A server may still answer with a stream (some do for notifications):
-	// relay whatever comes.
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			break
-		}
-		b.route(msg, source{})
-	}
-	resp.Close()
-	return nil
 }
 
 // unsolicited handles a message from the standalone GET stream, which
@@ -552,13 +507,6 @@ func (b *Bridge) splitBatch(ctx context.Context, raw []byte) {
 	for _, e := range elems {
 		b.handle(ctx, clone(raw[e.Start:e.End]))
 	}
-}
-
-// mintID returns a fresh JSON string id for a request of the bridge's own
-// ("mcp-bridge-<kind>-<n>"): never reused by this bridge, so it never
-// collides with a legacy session's earlier ids, and easy to spot in logs.
-func (b *Bridge) mintID(kind string) []byte {
-	return strconv.AppendQuote(nil, translate.InternalIDPrefix+kind+"-"+strconv.FormatInt(b.nextInternal.Add(1), 10))
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -2,12 +2,11 @@ package connect
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // With --protocol auto the bridge starts out passing the host's messages
@@ -55,34 +54,9 @@ func (x *detecting) final(p *pending, m *wire.Message) {
 		x.eraHint = d.Era
 		return
 	case translate.StepSettle:
-		x.b.setVerdict(d.Era)
+		x.b.remote.SetVerdict(d.Era)
 	}
 	x.pass.final(p, m)
-}
-
-// refusal reports whether err is an HTTP refusal that may be an era
-// mismatch (400/404/405), as opposed to auth trouble or an outage.
-func refusal(err error) (*httpclient.StatusError, bool) {
-	var se *httpclient.StatusError
-	if !errors.As(err, &se) {
-		return nil, false
-	}
-	switch se.StatusCode {
-	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
-		return se, true
-	}
-	return se, false
-}
-
-// observeErr judges the error a request to the remote ended with: only an
-// HTTP status answer is evidence (a refusal, weakly); se is nil otherwise.
-func observeErr(err error, method string, modern bool) (translate.Decision, translate.Step, *httpclient.StatusError) {
-	var se *httpclient.StatusError
-	if !errors.As(err, &se) {
-		return translate.Decision{}, translate.StepPass, nil
-	}
-	d, step := translate.Observe(statusEvidence(se, method, modern))
-	return d, step, se
 }
 
 // translateAfter looks at the outcome of a pass-through request under
@@ -111,14 +85,14 @@ func (b *Bridge) translateAfter(ctx context.Context, p *pending, d *detecting, m
 			info, _ := wire.Field(m.Raw, m.Meta, wire.MetaClientInfo)
 			pr, step = b.probeHost(ctx, spanBytes(m, caps), spanBytes(m, info), true)
 		} else {
-			if init = b.sess.handshake(); m.Method == "initialize" {
+			if init = b.remote.Handshake(); m.Method == "initialize" {
 				init = m.Raw
 			}
 			caps, info := handshakeOf(init)
 			pr, step = b.probeHost(ctx, caps, info, false)
 		}
 	} else if step != translate.StepPass {
-		b.setVerdict(v)
+		b.remote.SetVerdict(v)
 	}
 	switch {
 	case step == translate.StepSwitch && p.modern:
@@ -154,8 +128,8 @@ func (b *Bridge) evidenceOf(p *pending, d *detecting, m *wire.Message, err error
 	case d.held != nil:
 		return verdictUnknown, translate.StepHold
 	}
-	dec, step, se := observeErr(err, m.Method, p.modern)
-	if step == translate.StepHold && !p.modern && se.StatusCode == http.StatusNotFound && b.client.SessionID() != "" {
+	dec, step, se := remote.ObserveErr(err, m.Method, p.modern)
+	if step == translate.StepHold && !p.modern && se.StatusCode == http.StatusNotFound && b.remote.SessionID() != "" {
 		return verdictUnknown, translate.StepPass // a session that expired
 	}
 	return dec.Era, step
@@ -168,7 +142,7 @@ func (b *Bridge) retranslate(ctx context.Context, p *pending, d *detecting, m *w
 		b.writeHeld(p, d, m)
 		return true
 	}
-	if _, ok := refusal(err); !ok && d.eraHint != verdictLegacy && d.held == nil {
+	if _, ok := remote.Refusal(err); !ok && d.eraHint != verdictLegacy && d.held == nil {
 		return false
 	}
 	b.relay(ctx, p, m)
@@ -194,12 +168,12 @@ func (b *Bridge) resetWire(p *pending, modern bool) {
 // records the verdict, and says what it means for a host of that era
 // (translate.Settle; StepPass when the probe got no answer).
 func (b *Bridge) probeHost(ctx context.Context, caps, info []byte, modern bool) (probeResult, translate.Step) {
-	pr, err := b.probe(ctx, caps, info)
+	pr, err := b.remote.Probe(ctx, caps, info)
 	if err != nil {
 		return pr, translate.StepPass
 	}
-	b.setVerdict(pr.verdict)
-	return pr, translate.Settle(pr.verdict, modern)
+	b.remote.SetVerdict(pr.Verdict)
+	return pr, translate.Settle(pr.Verdict, modern)
 }
 
 func spanBytes(m *wire.Message, s wire.Span) []byte {
@@ -216,10 +190,10 @@ func (b *Bridge) legacyHostRejected(ctx context.Context, err error) bool {
 	if !b.detectable() {
 		return false
 	}
-	if _, step, _ := observeErr(err, "notifications/initialized", false); step != translate.StepHold {
+	if _, step, _ := remote.ObserveErr(err, "notifications/initialized", false); step != translate.StepHold {
 		return false
 	}
-	init := b.sess.handshake()
+	init := b.remote.Handshake()
 	caps, info := handshakeOf(init)
 	pr, step := b.probeHost(ctx, caps, info, false)
 	if step != translate.StepSwitch {

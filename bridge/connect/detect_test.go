@@ -1,7 +1,6 @@
 package connect
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,137 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
-
-// The HTTP decision table for era detection (2026-07-28 streamable-http
-// §Backward Compatibility).
-func TestClassifyStatus(t *testing.T) {
-	rpc := func(code int, data string) []byte {
-		var d []byte
-		if data != "" {
-			d = []byte(data)
-		}
-		return wire.ErrorResponse([]byte("1"), code, "x", d)
-	}
-	tests := []struct {
-		name    string
-		status  int
-		body    []byte
-		want    verdict
-		version string
-	}{
-		{"401 is auth, not era evidence", 401, nil, verdictUnknown, ""},
-		{"403 is auth, not era evidence", 403, rpc(-32022, `{"supported":["2026-07-28"]}`), verdictUnknown, ""},
-		{"-32022 with a modern version", 400, rpc(-32022, `{"supported":["2026-07-28","2025-11-25"]}`), verdictModern, "2026-07-28"},
-		{"-32022 with a later modern version only", 400, rpc(-32022, `{"supported":["2027-03-01"]}`), verdictModern, "2027-03-01"},
-		{"-32022 with 2025 versions only (stateful Go SDK, mcp-go)", 400, rpc(-32022, `{"supported":["2025-11-25","2025-06-18"]}`), verdictLegacy, ""},
-		{"-32020 header mismatch", 400, rpc(-32020, ""), verdictModern, "2026-07-28"},
-		{"-32021 missing capability", 400, rpc(-32021, `{"requiredCapabilities":{}}`), verdictModern, "2026-07-28"},
-		{"-32602 missing _meta field", 400, rpc(-32602, ""), verdictModern, "2026-07-28"},
-		{"404 -32601 unknown method", 404, rpc(-32601, ""), verdictModern, "2026-07-28"},
-		{"404 -32601 to server/discover (supergateway)", 404, rpc(-32601, ""), verdictLegacy, ""},
-		{"400 plain text", 400, []byte("Bad Request: Server not initialized"), verdictLegacy, ""},
-		{"400 legacy JSON-RPC error", 400, rpc(-32000, ""), verdictLegacy, ""},
-		{"404 empty", 404, nil, verdictLegacy, ""},
-		{"405", 405, nil, verdictLegacy, ""},
-		{"500 is an outage", 500, rpc(-32603, ""), verdictUnknown, ""},
-		{"503 is an outage", 503, nil, verdictUnknown, ""},
-		{"429 is an outage", 429, nil, verdictUnknown, ""},
-	}
-	for _, tt := range tests {
-		method := "tools/call"
-		if strings.Contains(tt.name, "server/discover") {
-			method = "server/discover"
-		}
-		d := translate.Decide(statusEvidence(&httpclient.StatusError{StatusCode: tt.status, Body: tt.body}, method, true))
-		if v, ver := d.Era, d.Version; v != tt.want || ver != tt.version {
-			t.Errorf("%s: got %v %q, want %v %q", tt.name, v, ver, tt.want, tt.version)
-		}
-	}
-	for _, tt := range []struct {
-		resp string
-		want verdict
-	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{}}}`, verdictModern},
-		{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2025-11-25","2025-06-18"],"capabilities":{}}}`, verdictLegacy},
-		{`{"jsonrpc":"2.0","id":1,"result":{}}`, verdictLegacy},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, verdictLegacy},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":0,"message":"method invalid during session initialization"}}`, verdictLegacy},
-		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"]}}}`, verdictModern},
-	} {
-		var m wire.Message
-		if err := wire.Parse([]byte(tt.resp), &m); err != nil {
-			t.Fatal(err)
-		}
-		if v := translate.Decide(translate.ResponseEvidence("server/discover", true, &m)).Era; v != tt.want {
-			t.Errorf("discover answer %s: got %v, want %v", tt.resp, v, tt.want)
-		}
-	}
-}
-
-// Probes: a verdict is cached per endpoint; auth trouble and outages are
-// reported, never cached; -32022 naming another modern version is retried
-// with it.
-func TestProbe(t *testing.T) {
-	var versions []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readBody(r)
-		var m wire.Message
-		wire.Parse(body, &m)
-		switch r.URL.Path {
-		case "/auth":
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="x"`)
-			http.Error(w, "token please", http.StatusUnauthorized)
-		case "/down":
-			http.Error(w, "down", http.StatusServiceUnavailable)
-		case "/legacy":
-			http.Error(w, "not found", http.StatusNotFound)
-		case "/future":
-			versions = append(versions, r.Header.Get("MCP-Protocol-Version"))
-			if m.ProtocolVersion != "2027-03-01" {
-				jsonErr(w, 400, m.IDBytes(), wire.CodeUnsupportedVersion, "unsupported", `{"supported":["2027-03-01"]}`)
-				return
-			}
-			answer(w, r, body, `{"resultType":"complete","supportedVersions":["2027-03-01"],"capabilities":{}}`)
-		}
-	}))
-	defer srv.Close()
-	ctx := context.Background()
-	for _, tc := range []struct {
-		path    string
-		err     string
-		verdict verdict
-	}{
-		{"/auth", "401", verdictUnknown},
-		{"/down", "503", verdictUnknown},
-		{"/legacy", "", verdictLegacy},
-		{"/future", "", verdictModern},
-	} {
-		b, _ := New(Config{URL: srv.URL + tc.path, MaxRetries: -1})
-		pr, err := b.probe(ctx, nil, nil)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: error %v, want one with %s", tc.path, err, tc.err)
-		case tc.err == "" && (err != nil || pr.verdict != tc.verdict):
-			t.Errorf("%s: %v, %v; want %v", tc.path, pr.verdict, err, tc.verdict)
-		}
-		if tc.verdict == verdictModern && (pr.version != "2027-03-01" || pr.result == nil) {
-			t.Errorf("%s: version %q, result %s", tc.path, pr.version, pr.result)
-		}
-		if tc.verdict != verdictUnknown {
-			b.setVerdict(pr.verdict)
-		}
-		if got := b.cachedVerdict(); got != tc.verdict {
-			t.Errorf("%s: cached %v, want %v", tc.path, got, tc.verdict)
-		}
-	}
-	if strings.Join(versions, ",") != "2026-07-28,2027-03-01" {
-		t.Errorf("probe versions %v, want a retry with the version -32022 named", versions)
-	}
-}
 
 // auto: a legacy host's initialize refused by a modern-only server (400
 // naming only 2026-07-28) is probed and translated.
@@ -183,7 +54,7 @@ func TestDetectAuthIsNoEvidence(t *testing.T) {
 	if n := posts.Load(); n != 1 {
 		t.Errorf("%d POSTs, want 1 (no probe)", n)
 	}
-	if v, ok := eras.Load(srv.URL); ok {
+	if v := remote.CachedEra(srv.URL); v != verdictUnknown {
 		t.Errorf("cached %v after a 401", v)
 	}
 }
@@ -211,10 +82,10 @@ func TestDetectModernHostPlain404(t *testing.T) {
 	t.Cleanup(srv.Close)
 	discover := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for session := range 2 {
-		v, cached := eras.Load(srv.URL)
+		v := remote.CachedEra(srv.URL)
 		h := startHost(t, Config{URL: srv.URL})
-		if cached {
-			eras.Store(srv.URL, v) // this test is about the cache
+		if v != verdictUnknown {
+			remote.CacheEra(srv.URL, v) // this test is about the cache
 		}
 		h.send(discover)
 		r, _ := h.response("1", 10*time.Second)
@@ -240,7 +111,7 @@ func TestDetectOutageIsNoEvidence(t *testing.T) {
 	if r, _ := h.response("1", 10*time.Second); !contains(errorMessage(r), "502") {
 		t.Errorf("got %v, want the 502 reported", r)
 	}
-	if v, ok := eras.Load(srv.URL); ok {
+	if v := remote.CachedEra(srv.URL); v != verdictUnknown {
 		t.Errorf("cached %v after a 502", v)
 	}
 }
@@ -332,7 +203,7 @@ func TestDetectModernHostLegacyShapedAnswer(t *testing.T) {
 	if dig(r, "result", "resultType") != "complete" || !strings.Contains(jsonText(r["result"]), "once") {
 		t.Fatalf("a call answered in 2025 shape came out as %v, want the answer completed with resultType", r)
 	}
-	if v, _ := eras.Load(srv.URL); v != verdictLegacy {
+	if v := remote.CachedEra(srv.URL); v != verdictLegacy {
 		t.Errorf("cached verdict %v, want legacy", v)
 	}
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)

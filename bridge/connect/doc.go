@@ -15,18 +15,19 @@
 // one response — the server's, or a JSON-RPC error that says what went
 // wrong (HTTP status, body excerpt) — unless the host cancelled it.
 //
-// Files are named by who speaks which era: legacyremote.go and
-// modernremote.go hold what a remote of each era needs on the wire
-// (session and GET stream; request-metadata headers and listen streams),
-// legacyhost*.go and modernhost*.go the translation for a host of that era
-// on a remote of the other.
+// The remote side — what a remote of each era needs on the wire (session
+// and GET stream; request-metadata headers and listen streams), the HTTP
+// exchange of a request, the era probe — is bridge/remote's (a
+// remote.Remote); this package is the host side and the wiring. Files are
+// named by who speaks which era: legacyhost*.go and modernhost*.go hold
+// the translation for a host of that era on a remote of the other.
 //
 // When host and remote speak different eras the bridge translates
 // (Config.Protocol pins the remote's era; auto detects it from the
 // remote's answers, probing server/discover when they are ambiguous, see
 // era.go and detect.go). The translations themselves — versions, the
 // handshake, the envelope, input rounds, result completion — are
-// bridge/translate's; this package owns the transport, the maps of
+// bridge/translate's, the transport bridge/remote's; this package owns the maps of
 // pending calls and streams, and who is asked. A legacy host on a 2026-07-28-only remote
 // (legacyhost*.go, driving bridge/translate/legacysession, which plays the
 // session for serve too) gets its initialize answered from server/discover,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -38,8 +39,8 @@ func (h *legacyHost) adopt(init []byte, pr probeResult) {
 	if init != nil && wire.Parse(init, &m) == nil {
 		h.s.Handshake(&m)
 	}
-	h.s.Discovered(pr.version, resultOf(pr.result))
-	h.b.client.SetSessionID("") // 2026-07-28 has no sessions
+	h.s.Discovered(pr.Version, resultOf(pr.Result))
+	h.b.remote.DropSession() // 2026-07-28 has no sessions
 }
 
 // resultOf returns the result object of response resp (nil if none).
@@ -58,16 +59,16 @@ func (h *legacyHost) ensureDiscovered(ctx context.Context) error {
 		return nil
 	}
 	caps, info := h.s.Handshook()
-	pr, err := h.b.probe(ctx, caps, info)
+	pr, err := h.b.remote.Probe(ctx, caps, info)
 	if err != nil {
 		return err
 	}
-	if pr.verdict != verdictModern {
-		h.b.forgetVerdict()
+	if pr.Verdict != verdictModern {
+		h.b.remote.ForgetVerdict()
 		return errors.New("the remote does not speak 2026-07-28 (server/discover was refused like a 2025 server refuses it); drop --protocol modern")
 	}
-	h.b.setVerdict(verdictModern)
-	h.s.Discovered(pr.version, resultOf(pr.result))
+	h.b.remote.SetVerdict(verdictModern)
+	h.s.Discovered(pr.Version, resultOf(pr.Result))
 	return nil
 }
 
@@ -137,7 +138,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	wm := orig
 	for round := 0; ; round++ {
 		x.inputRequired = nil
-		if err := b.forward(ctx, p, &wm); err != nil {
+		if err := b.remote.Forward(ctx, p, &wm); err != nil {
 			b.answerError(p, err)
 			return
 		}
@@ -151,7 +152,7 @@ func (h *legacyHost) call(ctx context.Context, p *pending, m *wire.Message) {
 			}
 			return
 		}
-		b.setExchange(p, b.mintID("retry"), x)
+		b.setExchange(p, b.remote.MintID("retry"), x)
 		retry, err := legacysession.Retry(orig.Raw, r, p.wireID)
 		if err != nil {
 			b.answerError(p, err)
@@ -204,7 +205,7 @@ func (h *legacyHost) fulfil(ctx context.Context, p *pending, msg []byte, n int) 
 			b.write(wire.Notification("notifications/cancelled", params))
 		}
 	}()
-	if d := legacysession.RetryPause(r); d > 0 && !sleepCtx(ctx, d) {
+	if d := legacysession.RetryPause(r); d > 0 && !remote.SleepCtx(ctx, d) {
 		return nil, ctx.Err()
 	}
 	for _, q := range reqs {
@@ -241,7 +242,7 @@ func (h *legacyHost) tidy(p *pending, fm *wire.Message) []byte {
 		if p.method == "tools/list" {
 			// absorb returns the message itself, or a shorter copy without
 			// the tools it rejected.
-			if raw = h.b.tools.absorb(h.b, fm); len(raw) != len(fm.Raw) {
+			if raw = h.b.remote.AbsorbTools(fm); len(raw) != len(fm.Raw) {
 				m = &wire.Message{}
 				if wire.Parse(raw, m) != nil {
 					return h.b.hostID(p, raw)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
@@ -41,15 +42,15 @@ func (h *legacyHost) OpenListen(filter []byte) (stop func()) {
 // a new request ID" (2026-07-28 changelog), after a growing pause.
 func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 	b := h.b
-	bo := listenBackoff()
+	bo := remote.ListenBackoff()
 	for {
-		id := b.mintID("listen")
+		id := b.remote.MintID("listen")
 		body := wire.Request(id, "subscriptions/listen", h.s.ListenParams(filter))
 		var m wire.Message
 		if wire.Parse(body, &m) != nil {
 			return
 		}
-		resp, err := b.client.Post(ctx, body, b.headersFor(&m))
+		resp, err := b.remote.Post(ctx, body, b.remote.HeadersFor(&m))
 		switch {
 		case ctx.Err() != nil:
 			if resp != nil {
@@ -76,7 +77,7 @@ func (h *legacyHost) listenLoop(ctx context.Context, filter []byte) {
 		}
 		wait := bo.NextBackOff()
 		b.log.Debug().Int64("in_ms", wait.Milliseconds()).Msg("re-opening subscriptions/listen")
-		if !sleepCtx(ctx, wait) {
+		if !remote.SleepCtx(ctx, wait) {
 			return
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -47,7 +48,7 @@ func startHostLogging(t *testing.T, cfg Config, ownLog bool) *host {
 	t.Helper()
 	// Era verdicts are cached per endpoint for the process; httptest
 	// reuses ports, so a verdict of an earlier test must not leak in.
-	eras.Delete(cfg.URL)
+	remote.ForgetEra(cfg.URL)
 	if testing.Verbose() && !ownLog {
 		cfg.Logger = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -33,7 +34,7 @@ type modernHost struct {
 	initMu sync.Mutex
 	ready  bool
 	result []byte // the remote's InitializeResult response
-	caps   remoteCaps
+	caps   remote.Caps
 
 	levelMu sync.Mutex
 	level   string // the log level set on the remote session
@@ -90,64 +91,44 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	if h.ready {
 		return nil
 	}
-	id := h.b.mintID("init")
+	id := h.b.remote.MintID("init")
 	body := wire.Request(id, "initialize", translate.InitializeParams(m))
 	var im wire.Message
 	if err := wire.Parse(body, &im); err != nil {
 		return err
 	}
-	b.sess.beforeInitialize(&im)
-	rm, err := h.roundTrip(ctx, &im)
+	b.remote.BeforeInitialize(&im)
+	rm, err := b.remote.RoundTrip(ctx, &im, h.fromRemote)
 	if err != nil {
-		if _, ok := refusal(err); ok && b.protocol() == ProtocolAuto {
-			b.forgetVerdict()
+		if _, ok := remote.Refusal(err); ok && b.protocol() == ProtocolAuto {
+			b.remote.ForgetVerdict()
 		}
 		return fmt.Errorf("initializing a 2025 session with the remote: %w", err)
 	}
 	if rm.Error.Present() {
 		return errors.New("the remote refused initialize: " + string(rm.Bytes(rm.Error)))
 	}
-	b.sess.initializeResult(rm)
+	b.remote.InitializeResult(rm)
 	h.result = rm.Raw
 	if sp, ok := wire.Field(rm.Raw, rm.Result, "capabilities"); ok {
-		h.caps = parseRemoteCaps(rm.Bytes(sp))
+		h.caps = remote.ParseCaps(rm.Bytes(sp))
 	}
 	notif := wire.Notification("notifications/initialized", nil)
-	b.post(ctx, notif, b.sess.header(), "notifications/initialized")
-	b.sess.onInitialized(notif)
+	b.remote.Send(ctx, notif, b.remote.SessionHeader(), "notifications/initialized")
+	b.remote.Initialized(notif)
 	h.ready = true
 	return nil
-}
-
-// roundTrip sends a request of the bridge's own to the remote and returns
-// the response to it. Anything else on the stream is handled as
-// unsolicited.
-func (h *modernHost) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message, error) {
-	b := h.b
-	resp, err := b.client.Post(ctx, m.Raw, b.headersFor(m))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Close()
-	r, err := awaitResponse(resp, m.IDBytes(), h.fromRemote)
-	if err != nil {
-		return nil, fmt.Errorf("no answer to %s: %w", m.Method, err)
-	}
-	// The spans stay valid on a copy that outlives resp.
-	out := *r
-	out.Raw = clone(r.Raw)
-	return &out, nil
 }
 
 // request sends method with params to the remote session and returns the
 // error of a failed answer.
 func (h *modernHost) request(ctx context.Context, method string, params []byte) error {
-	body := wire.Request(h.b.mintID("req"), method, params)
+	body := wire.Request(h.b.remote.MintID("req"), method, params)
 	var m wire.Message
 	if err := wire.Parse(body, &m); err != nil {
 		return err
 	}
-	rm, err := h.roundTrip(ctx, &m)
+	rm, err := h.b.remote.RoundTrip(ctx, &m, h.fromRemote)
 	if err != nil {
 		return err
 	}
@@ -157,7 +138,7 @@ func (h *modernHost) request(ctx context.Context, method string, params []byte) 
 	return nil
 }
 
-func (h *modernHost) remoteCaps() remoteCaps {
+func (h *modernHost) remoteCaps() remote.Caps {
 	h.initMu.Lock()
 	defer h.initMu.Unlock()
 	return h.caps
@@ -182,7 +163,7 @@ func (h *modernHost) discover(ctx context.Context, p *pending, m *wire.Message) 
 // filters): "the server MUST NOT send notifications/message" for a request
 // without a level (server/utilities/logging).
 func (h *modernHost) applyLogLevel(ctx context.Context, m *wire.Message) {
-	if m.LogLevel == "" || !h.remoteCaps().logging {
+	if m.LogLevel == "" || !h.remoteCaps().Logging {
 		return
 	}
 	h.levelMu.Lock()
@@ -243,7 +224,7 @@ func (h *modernHost) answerRemote(sr translate.Ask, result []byte, code int, mes
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b.post(ctx, body, b.headersFor(&m), "response to "+sr.Method)
+	b.remote.Send(ctx, body, b.remote.HeadersFor(&m), "response to "+sr.Method)
 }
 
 // postCancel tells the remote that the bridge gave up on request id
@@ -259,5 +240,5 @@ func (h *modernHost) postCancel(ctx context.Context, id []byte, reason string) {
 	if wire.Parse(body, &m) != nil {
 		return
 	}
-	b.post(ctx, body, b.headersFor(&m), "notifications/cancelled")
+	b.remote.Send(ctx, body, b.remote.HeadersFor(&m), "notifications/cancelled")
 }

@@ -70,7 +70,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	m = h.augment(m)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &call{h: h, method: m.Method, wid: h.b.mintID("call"), orig: p, ctx: ctx, cancel: cancel}
+	c := &call{h: h, method: m.Method, wid: h.b.remote.MintID("call"), orig: p, ctx: ctx, cancel: cancel}
 	first := hostReq{p: p, logs: m.LogLevel != ""}
 	if m.ProgressToken.Present() {
 		c.progress = clone(m.Bytes(m.ProgressToken))
@@ -94,7 +94,7 @@ func (h *modernHost) call(ctx context.Context, p *pending, m *wire.Message) {
 	stop := context.AfterFunc(b.streamCtx, func() { c.Abort(errHostGone) })
 	defer stop()
 	h.track(c)
-	err = b.forward(ctx, p, &wm)
+	err = b.remote.Forward(ctx, p, &wm)
 	h.untrack(c)
 	c.end(err)
 }

@@ -3,31 +3,18 @@ package connect
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"strings"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
-	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
-
-// idempotent methods may be re-sent after a legacy session was re-created;
-// anything else (tools/call above all) may have had effects and is not.
-var idempotent = map[string]bool{
-	"ping": true, "tools/list": true, "prompts/list": true, "prompts/get": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"completion/complete": true, "server/discover": true,
-}
-
-// maxResumes bounds reconnects of one broken response stream.
-const maxResumes = 5
 
 // relay sends one host request and writes everything the remote sends back
 // for it. It always ends with exactly one response to the host, unless the
 // host cancelled the request.
 func (b *Bridge) relay(ctx context.Context, p *pending, m *wire.Message) {
+	p.b = b
 	if b.refuseHidden(p, m) {
 		return
 	}
@@ -44,14 +31,14 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 	ctx, cancel := b.requestCtx(ctx)
 	defer cancel()
 	if m.Method == "initialize" {
-		b.sess.beforeInitialize(m)
+		b.remote.BeforeInitialize(m)
 	}
 	var d *detecting
 	if b.detectable() {
 		d = &detecting{pass: pass{b}}
 		b.setExchange(p, p.wireID, d)
 	}
-	err := b.forward(ctx, p, m)
+	err := b.remote.Forward(ctx, p, m)
 	if d != nil && b.translateAfter(ctx, p, d, m, err) {
 		return
 	}
@@ -60,54 +47,13 @@ func (b *Bridge) passRelay(ctx context.Context, p *pending, m *wire.Message) {
 	}
 }
 
-// sessionError is a request lost to an expired legacy session.
-type sessionError struct {
-	msg string
-	se  *httpclient.StatusError
-	err error
-}
-
-func (e *sessionError) Error() string { return e.msg }
-func (e *sessionError) Unwrap() []error {
-	if e.err != nil {
-		return []error{e.se, e.err}
-	}
-	return []error{e.se}
-}
-
-// forward sends m (p's request as the remote sees it) and relays the
-// answer. It returns nil once p got its final response or was cancelled,
-// and otherwise the error that kept the answer from coming; the caller
-// reports it (answerError).
-func (b *Bridge) forward(ctx context.Context, p *pending, m *wire.Message) error {
-	retried := false
-	for {
-		sid := b.client.SessionID()
-		got, err := b.exchange(ctx, p, m)
-		if got {
-			return nil
-		}
-		var se *httpclient.StatusError
-		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && sid != "" && !p.wireModern && m.Method != "initialize" {
-			// 2025-11-25 transports §Session management: a 404 for a request
-			// carrying a session id means the session is gone, and the client
-			// "MUST start a new session". The host cannot be asked to, so the
-			// bridge replays the host's own handshake.
-			if rerr := b.sess.reinitialize(ctx, sid); rerr != nil {
-				return &sessionError{msg: "the remote session expired and could not be re-established: " + rerr.Error(), se: se, err: rerr}
-			}
-			if idempotent[m.Method] && !retried {
-				retried = true
-				continue
-			}
-			return &sessionError{msg: "the remote session expired; mcp-bridge started a new one, but did not resend this " + m.Method + " because it may not be idempotent — retry it if that is safe", se: se}
-		}
-		if err == nil {
-			err = errors.New("the remote closed the response stream before answering")
-		}
-		return err
-	}
-}
+// p is the remote side's remote.Call while remote.Forward sends it: the
+// wire id and era are read on the request's own goroutine, and the
+// messages of its response stream go to route (emit).
+func (p *pending) Wire() (id []byte, modern bool) { return p.wireID, p.wireModern }
+func (p *pending) Cancelled() bool                { return p.cancelled.Load() }
+func (p *pending) Emit(msg []byte) bool           { return p.b.emit(msg, p) }
+func (p *pending) HeaderRetry() *bool             { return &p.headerRetry }
 
 // answerError answers p with the remote's own JSON-RPC error when the HTTP
 // error carried one for this request (a 2026-07-28 server answers 400
@@ -115,7 +61,7 @@ func (b *Bridge) forward(ctx context.Context, p *pending, m *wire.Message) error
 // and with a description of err otherwise.
 func (b *Bridge) answerError(p *pending, err error) {
 	if se, ok := err.(*httpclient.StatusError); ok {
-		if body := forwardableError(se, p.wireID); body != nil {
+		if body := remote.ForwardableError(se, p.wireID); body != nil {
 			b.writeFinal(p, b.hostID(p, body))
 			return
 		}
@@ -138,178 +84,70 @@ func (b *Bridge) hostID(p *pending, msg []byte) []byte {
 	return wire.Splice(msg, wire.Edit{Span: m.ID, Value: p.id})
 }
 
-// exchange POSTs m and relays the answer. got reports whether the final
-// response reached the host.
-func (b *Bridge) exchange(ctx context.Context, p *pending, m *wire.Message) (got bool, err error) {
-	hdr := b.headersFor(m)
-	resp, err := b.client.Post(ctx, m.Raw, hdr)
-	if err != nil {
-		var se *httpclient.StatusError
-		if errors.As(err, &se) && p.wireModern && !p.headerRetry && se.StatusCode == http.StatusBadRequest && m.Method == "tools/call" {
-			if body := forwardableError(se, p.wireID); body != nil && strings.Contains(string(body), "-32020") && b.tools.refresh(ctx, b, m) {
-				p.headerRetry = true
-				// streamable-http §Custom headers: on HeaderMismatch the
-				// client "SHOULD call tools/list to check for changes to
-				// the tool's inputSchema, then retry".
-				return b.exchange(ctx, p, m)
-			}
-		}
-		return false, err
-	}
-	for attempt := 0; ; attempt++ {
-		got, err = b.consume(p, resp, m)
-		resp.Close()
-		if got || p.cancelled.Load() {
-			return true, nil
-		}
-		last, delay := resp.LastEventID(), resp.RetryDelay()
-		// An oversized message is no broken stream: resuming would replay
-		// it, and the host would wait out every resumption for an error.
-		if last == "" || attempt >= maxResumes || ctx.Err() != nil || errors.Is(err, httpclient.ErrEventTooLarge) {
-			if err == nil && ctx.Err() != nil {
-				err = ctx.Err()
-			}
-			return false, err
-		}
-		// The stream broke (or the server closed it to have us poll,
-		// 2025-11-25 SEP-1699): resume with Last-Event-ID, honouring retry.
-		b.log.Debug().Str("last_event_id", last).Int64("delay_ms", delay.Milliseconds()).Msg("resuming response stream")
-		resp, err = b.client.Resume(ctx, last, delay, hdr)
-		if err != nil {
-			return false, err
-		}
-	}
-}
-
-// consume writes the messages of one response to the host.
-func (b *Bridge) consume(p *pending, resp *httpclient.Response, req *wire.Message) (got bool, err error) {
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return got, nil
-			}
-			return got, err
-		}
-		if b.emit(msg, p) {
-			// The response ends the exchange ("the server SHOULD
-			// terminate the SSE stream" after it). Some servers keep the
-			// stream open and would go on parking session-wide messages on
-			// it; closing it sends them to the GET stream instead.
-			return true, nil
-		}
-	}
-}
-
-// awaitResponse reads resp up to the response to the request with id, the
-// bridge's own request, and returns it, valid until resp is read on or
-// closed. Every other message goes to other; nil drops them (log lines
-// and the like around a handshake).
-func awaitResponse(resp *httpclient.Response, id []byte, other func(msg []byte)) (*wire.Message, error) {
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			return nil, err
-		}
-		var r wire.Message
-		if wire.Parse(msg, &r) == nil && r.Kind == wire.KindResponse && string(r.IDBytes()) == string(id) {
-			return &r, nil
-		}
-		if other != nil {
-			other(msg)
-		}
-	}
-}
-
-// forwardableError returns an HTTP error body that is itself the
-// JSON-RPC error response to request id.
-func forwardableError(se *httpclient.StatusError, id []byte) []byte {
-	var m wire.Message
-	if wire.Parse(se.Body, &m) != nil || m.Kind != wire.KindResponse || !m.Error.Present() {
-		return nil
-	}
-	if string(m.IDBytes()) != string(id) {
-		return nil
-	}
-	return se.Body
-}
-
 // fail answers p with a JSON-RPC error describing err.
 func (b *Bridge) fail(p *pending, err error, se *httpclient.StatusError) {
 	if p.cancelled.Load() || p.replied.Load() {
 		return
 	}
-	code, msg, data := describe(err, se, b.cfg)
+	code, msg, data := b.remote.Describe(err, se)
 	b.log.Warn().Str("method", p.method).RawJSON("id", p.id).Err(err).Msg("request failed")
 	b.writeFinal(p, wire.ErrorResponse(p.id, code, msg, data))
 }
 
-// describe turns a failure into the error the host sees: what happened,
-// the HTTP status and a short body excerpt, and what to do about it. No
-// configured secret gets into it (the URL's user info and query, header
-// values: a remote may echo them in its error body), and with
-// cfg.HideRemoteDetail no part of the remote's answer but its status.
-func describe(err error, se *httpclient.StatusError, cfg Config) (code int, msg string, data []byte) {
-	code, msg, data = describeRaw(err, se, cfg)
-	secrets := outbound.SecretsOf(cfg.URL, cfg.Header)
-	msg = secrets.Scrub(msg)
-	if data != nil {
-		data = []byte(secrets.Scrub(string(data)))
+// relayListen keeps a 2026-07-28 subscriptions/listen stream open for the
+// host (remote.Remote.Relisten re-issues a broken one under an id of the
+// bridge's own), and maps the subscription id back: the host keeps seeing
+// its own id on every notification.
+func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
+	// The stream lives until the host cancels it or leaves.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(b.streamCtx, cancel)
+	defer stop()
+	err := b.remote.Relisten(ctx, m, func(resp *httpclient.Response, id []byte, again bool) (bool, bool) {
+		return b.listenStream(resp, p, id, again)
+	})
+	if err != nil {
+		b.fail(p, err, nil)
 	}
-	return code, msg, data
 }
 
-func describeRaw(err error, se *httpclient.StatusError, cfg Config) (code int, msg string, data []byte) {
-	if se == nil {
-		errors.As(err, &se)
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return wire.CodeRequestTimeout, fmt.Sprintf("mcp-bridge: request timed out after %v (--request-timeout)", cfg.RequestTimeout), nil
-	case errors.Is(err, context.Canceled):
-		return wire.CodeConnectionClosed, "mcp-bridge: request abandoned: the bridge is shutting down", nil
-	case errors.Is(err, httpclient.ErrEventTooLarge):
-		return wire.CodeInternalError, fmt.Sprintf("mcp-bridge: the remote's answer exceeds the %d-byte limit (raise --max-message-size)", cfg.maxMessageSize()), nil
-	case se != nil:
-		d := fmt.Appendf(nil, `{"httpStatus":%d`, se.StatusCode)
-		if !cfg.HideRemoteDetail {
-			d = wire.AppendString(append(d, `,"body":`...), excerpt(se.Body, 500))
-			if wa := se.Header.Get("WWW-Authenticate"); wa != "" {
-				d = wire.AppendString(append(d, `,"wwwAuthenticate":`...), wa)
+// listenStream relays one listen response stream whose request carried id,
+// rewriting the subscription id to the host's. A re-established stream's
+// acknowledgement is not repeated to the host.
+func (b *Bridge) listenStream(resp interface{ Next() ([]byte, error) }, p *pending, id []byte, again bool) (delivered, final bool) {
+	for {
+		msg, err := resp.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				b.log.Debug().Err(err).Msg("listen stream read")
 			}
+			return delivered, false
 		}
-		d = append(d, '}')
-		m := fmt.Sprintf("mcp-bridge: the remote MCP server answered HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
+		var m wire.Message
+		if !b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
+			continue
+		}
+		delivered = true
 		switch {
-		case cfg.HideRemoteDetail && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
-			m += ": it refused the credentials configured for it"
-		case se.StatusCode == http.StatusUnauthorized:
-			// With neither --bearer-token nor -H Authorization, connect logs
-			// in by OAuth and a 401 only gets here once that login has
-			// given what it could; with one, OAuth is off and the static
-			// credential is what the server refused.
-			m += ": it refused the credentials (a static --bearer-token or -H 'Authorization: ...' turns connect's own OAuth login off; see docs/auth.md and `mcp-bridge auth status`)"
-		case se.StatusCode == http.StatusForbidden:
-			m += ": the credentials were refused or lack a scope"
+		case m.Kind == wire.KindResponse && string(m.IDBytes()) != string(id):
+			b.dropResponse(&m, "it does not answer the subscriptions/listen whose stream carried it")
+		case m.Kind == wire.KindResponse:
+			edits := []wire.Edit{{Span: m.ID, Value: p.id}}
+			if meta, ok := wire.Field(msg, m.Result, "_meta"); ok {
+				if sub, ok := wire.Field(msg, meta, wire.MetaSubscriptionID); ok {
+					edits = append(edits, wire.Edit{Span: sub, Value: p.id})
+				}
+			}
+			b.writeFinal(p, wire.Splice(msg, edits...))
+			return true, true
+		case m.SubscriptionID.Present():
+			if again && m.Method == "notifications/subscriptions/acknowledged" {
+				continue
+			}
+			b.write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
+		default:
+			b.write(msg)
 		}
-		if se.Hint != "" {
-			m += ": " + se.Hint
-		}
-		if strings.HasPrefix(err.Error(), "the remote session") {
-			m = "mcp-bridge: " + err.Error()
-		}
-		return wire.CodeConnectionClosed, m, d
 	}
-	d := wire.AppendString([]byte(`{"url":`), outbound.RedactString(cfg.URL))
-	d = wire.AppendString(append(d, `,"error":`...), err.Error())
-	d = append(d, '}')
-	return wire.CodeConnectionClosed, "mcp-bridge: " + err.Error(), d
-}
-
-func excerpt(b []byte, n int) string {
-	s := strings.ToValidUTF8(string(b), "?")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return strings.Join(strings.Fields(s), " ")
 }

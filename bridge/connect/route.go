@@ -58,9 +58,9 @@ func (x pass) final(p *pending, m *wire.Message) {
 	b, msg := x.b, m.Raw
 	switch {
 	case p.method == "initialize" && m.Result.Present():
-		b.sess.initializeResult(m)
+		b.remote.InitializeResult(m)
 	case p.method == "tools/list" && m.Result.Present():
-		msg = b.tools.absorb(b, m)
+		msg = b.remote.AbsorbTools(m)
 	}
 	b.writeFinalOf(p, msg, m)
 }

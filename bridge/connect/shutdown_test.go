@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 )
 
 // runSignalled runs a Bridge on srv, sends line, waits for its answer (or,
@@ -19,7 +21,7 @@ import (
 // SIGTERM does, and returns the bridge's log.
 func runSignalled(t *testing.T, srv *httptest.Server, line string, arrived chan struct{}) string {
 	t.Helper()
-	eras.Delete(srv.URL)
+	remote.ForgetEra(srv.URL)
 	var log syncBuffer
 	b, err := New(Config{URL: srv.URL, ShutdownTimeout: 30 * time.Second, Logger: zerolog.New(&log).Level(zerolog.InfoLevel)})
 	if err != nil {

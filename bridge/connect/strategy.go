@@ -60,17 +60,17 @@ func (b *Bridge) switchMode(to strategy) {
 // remote. It runs on the stdin loop, before that request is relayed.
 func (b *Bridge) decideMode(m *wire.Message) {
 	hostModern := m.IsModern()
-	remote := b.cachedVerdict()
+	era := b.remote.Verdict()
 	switch b.protocol() {
 	case ProtocolModern:
-		remote = verdictModern
+		era = verdictModern
 	case ProtocolLegacy:
-		remote = verdictLegacy
+		era = verdictLegacy
 	}
 	switch {
-	case !hostModern && remote == verdictModern:
+	case !hostModern && era == verdictModern:
 		b.switchMode(b.legacyHostMode())
-	case hostModern && remote == verdictLegacy:
+	case hostModern && era == verdictLegacy:
 		b.switchMode(b.modernHostMode())
 	}
 }
@@ -87,7 +87,7 @@ func (s passThrough) notify(ctx context.Context, method string, raw []byte) {
 	s.b.passNotify(ctx, method, raw)
 }
 func (s passThrough) respond(ctx context.Context, m *wire.Message) {
-	s.b.inOrder(ctx, func(ctx context.Context) { s.b.post(ctx, m.Raw, s.b.headersFor(m), "response") })
+	s.b.inOrder(ctx, func(ctx context.Context) { s.b.remote.Send(ctx, m.Raw, s.b.remote.HeadersFor(m), "response") })
 }
 func (s passThrough) batch(ctx context.Context, raw []byte)       { s.b.passBatch(ctx, raw) }
 func (passThrough) unasked([]byte) bool                           { return false }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 )
 
 // inputServer is a stateful (2025-only for a 2025 client) Go SDK server
@@ -48,7 +50,7 @@ func inputServer() *mcp.Server {
 // -race sees them and a panic fails the test.
 func inProcessHost(t *testing.T, ctx context.Context, cfg Config, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	eras.Delete(cfg.URL)
+	remote.ForgetEra(cfg.URL)
 	if testing.Verbose() {
 		cfg.Logger = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
 	}

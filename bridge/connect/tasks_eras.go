@@ -2,7 +2,6 @@ package connect
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
@@ -58,10 +57,10 @@ func (h *legacyHost) taskShape(method string, fm *wire.Message) *wire.Message {
 
 // roundTrip sends a request of the bridge's own to the modern remote, in
 // the host's envelope (its headers derived from it, Mcp-Name = taskId for
-// the tasks methods), and returns the response to it.
+// the tasks methods), and returns the response to it (remote.RoundTrip).
 func (h *legacyHost) roundTrip(ctx context.Context, method string, params []byte) (*wire.Message, error) {
 	b := h.b
-	id := b.mintID("task")
+	id := b.remote.MintID("task")
 	var m wire.Message
 	if err := wire.Parse(wire.Request(id, method, params), &m); err != nil {
 		return nil, err
@@ -73,18 +72,7 @@ func (h *legacyHost) roundTrip(ctx context.Context, method string, params []byte
 	if err := wire.Parse(body, &m); err != nil {
 		return nil, err
 	}
-	resp, err := b.client.Post(ctx, m.Raw, b.headersFor(&m))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Close()
-	r, err := awaitResponse(resp, id, nil)
-	if err != nil {
-		return nil, fmt.Errorf("no answer to %s: %w", method, err)
-	}
-	out := *r
-	out.Raw = clone(r.Raw)
-	return &out, nil
+	return b.remote.RoundTrip(ctx, &m, nil)
 }
 
 // legacyTaskBack is the modern remote of a legacy host as tasks.Back.
@@ -125,7 +113,7 @@ func (h *modernHost) remoteOffersTasks() bool {
 // TaskSupport is the legacy remote's execution.taskSupport of tool, ""
 // when the remote offers no tasks (tasks.Tools).
 func (h *modernHost) TaskSupport(tool string) string {
-	support := h.b.tools.support.Of(tool)
+	support := h.b.remote.ToolSupport().Of(tool)
 	if support == "" || !h.remoteOffersTasks() {
 		return ""
 	}
@@ -141,7 +129,7 @@ func (h *modernHost) augment(m *wire.Message) *wire.Message { return tasks.Augme
 // taskSupport from tools/list.
 func (h *modernHost) taskShape(method string, fm *wire.Message) *wire.Message {
 	if method == "tools/list" && fm.Result.Present() {
-		h.b.tools.support.NoteList(fm)
+		h.b.remote.ToolSupport().NoteList(fm)
 	}
 	return tasks.ResultToModern(method, fm)
 }
@@ -163,10 +151,10 @@ func (t modernTaskBack) Begin(ctx context.Context) (context.Context, context.Can
 
 func (t modernTaskBack) Request(ctx context.Context, method, taskID string) (*wire.Message, error) {
 	var rm wire.Message
-	if err := wire.Parse(wire.Request(t.h.b.mintID("task"), method, tasks.Params(taskID, nil)), &rm); err != nil {
+	if err := wire.Parse(wire.Request(t.h.b.remote.MintID("task"), method, tasks.Params(taskID, nil)), &rm); err != nil {
 		return nil, err
 	}
-	return t.h.roundTrip(ctx, &rm)
+	return t.h.b.remote.RoundTrip(ctx, &rm, t.h.fromRemote)
 }
 
 func (modernTaskBack) Wait(ctx context.Context, d time.Duration) error { return pollWait(ctx, d) }

@@ -18,7 +18,7 @@ func (b *Bridge) observe(p *pending, m *wire.Message) *wire.Message {
 	meta := telemetry.ReadMeta(m)
 	version := m.ProtocolVersion
 	if version == "" {
-		version = b.sess.negotiated()
+		version = b.remote.Negotiated()
 	}
 	op := b.tel.Begin(&telemetry.Request{
 		Method: m.Method, Name: m.Name, ID: m.IDBytes(), Version: version, Start: p.started,

@@ -4,10 +4,7 @@ import "github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
 // warnings are the log lines a remote can provoke once per message.
 type warnings struct {
-	badMessage  ratelog.Limiter // not JSON, not a JSON-RPC message
-	badTool     ratelog.Limiter // a tools/list entry with invalid x-mcp-header annotations
-	refused     ratelog.Limiter // a server request answered on the host's behalf
-	undeclared  ratelog.Limiter // input asked for that the host did not declare
-	notAccepted ratelog.Limiter // a POSTed notification or response refused
-	listenBroke ratelog.Limiter // a subscriptions/listen stream the remote keeps closing
+	badMessage ratelog.Limiter // not JSON, not a JSON-RPC message
+	refused    ratelog.Limiter // a server request answered on the host's behalf
+	undeclared ratelog.Limiter // input asked for that the host did not declare
 }

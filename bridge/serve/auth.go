@@ -6,12 +6,49 @@ import (
 	"os/exec"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // The Handler's side of authorization: where the RFC 9728 metadata is
 // published, the 404 of a static-token endpoint, the token file's reload,
 // and the child's command built without the bridge's credentials. The
-// checks themselves are bridge/auth's (security.go calls them).
+// checks themselves are bridge/auth's (guard calls them).
+
+// guard holds the checks every MCP request passes before it is read: the
+// Host and Origin checks (auth.Origins), then the credential (auth.Guard).
+type guard struct {
+	*auth.Guard
+	*auth.Origins
+}
+
+func newGuard(cfg *Config) *guard {
+	return &guard{Guard: auth.NewGuard(cfg.tokens(), cfg.NamedTokens, cfg.Auth), Origins: auth.NewOrigins(cfg.AllowedOrigins, cfg.CheckHost)}
+}
+
+// check writes an error response and returns false when r may not
+// proceed; otherwise it returns r carrying its Principal. The order
+// matters: a forged Host or Origin is refused before a token is looked
+// at, so a rebinding page learns nothing about the token.
+//
+// The token itself goes no further than this check: the child gets the
+// body only, never the request's headers, and its environment is scrubbed
+// of the bridge's tokens (auth.ScrubEnv). Security considerations: "The MCP
+// server MUST NOT pass through the token it received from the MCP
+// client."
+func (g *guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	status, msg := g.Origins.Check(r)
+	if status == 0 {
+		var admitted *http.Request
+		if admitted, status, msg = g.Admit(w, r); admitted != nil {
+			return admitted, true
+		}
+	}
+	writeError(w, status, nil, wire.CodeInvalidRequest, msg, nil)
+	return nil, false
+}
+
+// principal returns whom an admitted request acts for.
+func (g *guard) principal(r *http.Request) auth.Principal { return auth.PrincipalOf(r) }
 
 // isMetadataPath reports whether path is where the Handler publishes its
 // resource metadata: after the well-known prefix (RFC 9728 §3.1), and for

@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -61,17 +62,17 @@ func (t *sessionTable) serveBatch(w http.ResponseWriter, r *http.Request, body [
 		m := &msgs[i]
 		switch m.Kind {
 		case wire.KindRequest:
-			op, tm := t.h.observeBatched(w, r, m)
-			cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: sk, sess: s, op: op}
+			op, tm := t.h.obs.Batched(obsOf(w), r, m)
+			cl := &child.Call{OrigID: clone(m.IDBytes()), Method: m.Method, Sink: sk, Sess: s, Via: s.sc, Op: op}
 			m = tm
 			if !s.trackOr404(w, cl, m) {
 				// Whatever of the batch was already sent dies with the
 				// session's child.
 				return
 			}
-			if err := s.child().start(cl, m); err != nil {
-				s.settled(cl, true)
-				sk.Push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
+			if err := s.child().Start(cl, m); err != nil {
+				s.Settled(cl)
+				sk.Push(wire.ErrorResponse(cl.OrigID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil), true)
 			}
 		case wire.KindNotification:
 			s.notify(m)

@@ -3,20 +3,18 @@ package serve
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // --max-inflight: a request beyond it gets 503 with Retry-After while the
@@ -64,47 +62,6 @@ func TestFloodingChildWarningsSummarized(t *testing.T) {
 	}
 }
 
-// sinkChild is a childConn whose child swallows everything it is sent.
-func sinkChild(t *testing.T, h *Handler) *childConn {
-	t.Helper()
-	c := newChildConn(&h.ids, h.shared, zerolog.Nop())
-	host, err := stdiohost.Start(exec.Command("sh", "-c", "cat >/dev/null"), hostOptions(h, c))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.attach(host)
-	t.Cleanup(func() { host.Close() })
-	return c
-}
-
-// A legacy child asking a modern client for input without end: one call
-// keeps at most maxRoundInputs requests open; the rest are refused to the
-// child instead of piling up in the bridge.
-func TestInputRoundBoundedForLegacyChild(t *testing.T) {
-	// Per principal: a child shared by everyone is offered no client
-	// capability and may ask nothing at all (TestModernClientsRootsNotShared).
-	h, err := New(Config{Command: commandFor("true"), ChildPer: ChildPerPrincipal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sinkChild(t, h)
-	cl := &call{childID: 1, method: "tools/call", complete: true, sink: h.newSink(1),
-		caps: wire.Capabilities{Sampling: json.RawMessage(`{}`)}, origID: []byte("7")}
-	c.calls[1] = cl
-	for i := range 3 * maxRoundInputs {
-		var m wire.Message
-		if err := wire.Parse(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"sampling/createMessage","params":{"n":%d}}`, 1000+i, i), &m); err != nil {
-			t.Fatal(err)
-		}
-		h.shared.mrtr.childRequest(c, &m)
-	}
-	n := cl.round.Open()
-	h.shared.mrtr.closeAll()
-	if n != maxRoundInputs {
-		t.Errorf("%d input requests held for one call, want %d", n, maxRoundInputs)
-	}
-}
-
 // A 2026-07-28 child whose input_required asks a legacy client for more
 // inputs than the bound: the call fails instead of the bridge keeping them.
 func TestInputRoundBoundedForModernChild(t *testing.T) {
@@ -112,11 +69,11 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: h.sessions, byOrig: map[string]*call{}, log: zerolog.Nop(),
+	s := &session{t: h.sessions, byOrig: map[string]*child.Call{}, log: zerolog.Nop(),
 		tr: legacysession.New(nil, 0)}
-	cl := &call{origID: []byte("7"), method: "tools/call", sink: h.newSink(1), sess: s}
-	s.pending, s.byOrig["7"] = []*call{cl}, cl
-	reqs := make([]string, maxRoundInputs+1)
+	cl := &child.Call{OrigID: []byte("7"), Method: "tools/call", Sink: h.newSink(1), Sess: s}
+	s.pending, s.byOrig["7"] = []*child.Call{cl}, cl
+	reqs := make([]string, child.MaxRoundInputs+1)
 	for i := range reqs {
 		reqs[i] = fmt.Sprintf(`"k%d":{"method":"roots/list"}`, i)
 	}
@@ -126,7 +83,7 @@ func TestInputRoundBoundedForModernChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.inputRequired(&resp, []byte(`{}`), []byte("7"), "tools/call", 0)
-	msgs, complete := cl.sink.Drain()
+	msgs, complete := cl.Sink.Drain()
 	if s.tr.OpenInputs() != 0 || !complete || len(msgs) != 1 || !strings.Contains(string(msgs[0]), `"error"`) {
 		t.Errorf("%d inputs kept, %d messages (complete %v), want none kept and the call failed", s.tr.OpenInputs(), len(msgs), complete)
 	}
@@ -187,26 +144,4 @@ func TestIdleSessionReapedWithPendingCall(t *testing.T) {
 		b, _ := os.ReadFile(stdin)
 		return strings.Contains(string(b), `"method":"notifications/cancelled"`)
 	})
-}
-
-// A child's line that is broken past the keys the envelope reader walks
-// (a bad literal deep in the result) is dropped whole, not relayed to a
-// client whose decoder would fail on it; the call stays pending for the
-// child's next, well-formed answer.
-func TestChildBrokenJSONDropped(t *testing.T) {
-	h, err := New(Config{Command: commandFor("true")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sinkChild(t, h)
-	cl := &call{childID: 1, method: "tools/call", complete: true, sink: h.newSink(1), origID: []byte("7")}
-	c.calls[1] = cl
-	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":tru}}}`))
-	if msgs, complete := cl.sink.Drain(); len(msgs) != 0 || complete {
-		t.Fatalf("a broken line reached the client: %q", msgs)
-	}
-	c.onMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"ok":true}}}`))
-	if msgs, complete := cl.sink.Drain(); len(msgs) != 1 || !complete || !strings.Contains(string(msgs[0]), `"id":7`) {
-		t.Fatalf("the well-formed answer: %q complete %v", msgs, complete)
-	}
 }

@@ -12,16 +12,15 @@
 // on two throwaway sibling processes). The translations themselves —
 // versions, initialize ⇄ server/discover, the _meta envelope, input rounds
 // ⇄ server-to-client requests, result completion — are bridge/translate's;
-// this package owns the HTTP side (validation, SSE streams, sessions,
-// budgets), the children and the maps that tie a client's request to the
-// child's.
+// the children, their connections and the maps that tie a client's request
+// to the child's are bridge/child's; this package owns the HTTP side
+// (validation, SSE streams, sessions, budgets) and wires it to them.
 //
-// Files are named by what they serve: modern_shared.go is the shared child for
-// 2026-07-28 clients (modern.go routes their requests, mrtr.go carries a
-// legacy child's server-to-client requests to them as input rounds, the
-// face of translate's machine);
-// legacy_shared.go is the shared child for 2025 sessions; sessions.go and
+// Files are named by what they serve: modern.go routes 2026-07-28
+// clients' requests to their shared child; sessions.go and
 // session_translate.go are 2025 sessions, per child and on a 2026-07-28
-// child (the latter played by bridge/translate/legacysession); probe.go is the era probe. docs/compatibility.md lists what is
-// translated and what cannot be.
+// child (the latter played by bridge/translate/legacysession);
+// children.go is where the Handler meets bridge/child (its Env, the HTTP
+// ends of input rounds and listen streams). docs/compatibility.md lists
+// what is translated and what cannot be.
 package serve

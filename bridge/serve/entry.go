@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -68,8 +69,8 @@ type CallerAuthorizer interface {
 // observed serves r with next as ServeHTTP serves a request: through the
 // access log and metrics when they are on.
 func (h *Handler) observed(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
-	if h.tel != nil || h.accessLog {
-		h.observeWith(w, r, next)
+	if h.obs.On() {
+		h.obs.Serve(w, r, next)
 		return
 	}
 	next(w, r)
@@ -390,7 +391,7 @@ func (c *Conn) servePost(w http.ResponseWriter, r *http.Request, m *wire.Message
 	if h.refused(w, r) {
 		return
 	}
-	m = h.observe(w, r, m)
+	m = h.obs.Message(obsOf(w), r, m)
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {
 		return
 	}
@@ -577,9 +578,9 @@ func (w *entryWriter) Flush() {}
 // out makes w the output of cl, whose messages go to sk (the session's
 // requestWith): the child's reader delivers each with its parse, which
 // the pump hands on with it.
-func (w *entryWriter) out(cl *call, sk *stream.Sink) {
+func (w *entryWriter) out(cl *child.Call, sk *stream.Sink) {
 	w.sk = sk
-	cl.deliverFn = w.push
+	cl.DeliverFn = w.push
 }
 
 // push is a call's deliverFn: sk.Push, keeping m for the pump. It runs on

@@ -8,8 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 
@@ -18,7 +19,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
 // ErrNoCommand is returned by New when Config.Command and Config.Run are
@@ -34,23 +34,23 @@ type Handler struct {
 	cfg   Config
 	log   zerolog.Logger
 	guard *guard
-	ids   atomic.Int64   // child-side ids, unique across all children
 	warn  *ratelog.Kinds // rate limit of repeated warnings
 	lim   *stream.Limits // budgets shared by every stream and child
 	// replays bounds every legacy session's replay log together.
 	replays *stream.ReplayBudget
 	clients clientsSeen // 2026-07-28 clients already logged (clientlog.go)
 
-	tel       *telemetry.Scope // nil: no metrics, no spans (telemetry.go)
-	accessLog bool             // cfg.AccessLog, and the logger writes info lines
+	tel       *telemetry.Scope       // nil: no metrics, no spans
+	obs       telemetry.HTTPObserver // metrics, spans and access log of each request (observe.go)
 	stopWatch func()
-	children  atomic.Int64 // child processes running
-	crash     *stdiohost.CrashWatch
+	// env is what the children take from the Handler (bridge/child):
+	// settings, budgets, the ids and the children gauge.
+	env *child.Env
 
-	shared     *sharedChild
-	principals principalChildren // ChildPerPrincipal: the other children
+	shared     *child.Shared
+	principals *child.Principals // ChildPerPrincipal: the other children
 	sessions   *sessionTable
-	warm       *warmPool // --warm-children; nil: none
+	warm       *child.WarmPool // --warm-children; nil: none
 
 	// The shutdown stages, in order (drain.go, Close).
 	draining lifecycle.Signal // BeginDrain: /readyz answers 503
@@ -89,17 +89,23 @@ func New(cfg Config) (*Handler, error) {
 		return nil, ErrReplicaID
 	}
 	h.lim = newLimits(&cfg, h)
-	h.crash = &stdiohost.CrashWatch{Logger: h.log}
 	h.replays = stream.NewReplayBudget(cfg.maxBuffered())
 	h.tel = cfg.Telemetry.ScopeFor(telemetry.Server, cfg.ServerName)
 	// At --log-level warn the access log's line would be dropped: the
 	// request is then not watched for it at all.
-	h.accessLog = cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel
+	h.obs = telemetry.HTTPObserver{Scope: h.tel, Log: h.log,
+		AccessLog: cfg.AccessLog && cfg.Logger.GetLevel() <= zerolog.InfoLevel && zerolog.GlobalLevel() <= zerolog.InfoLevel}
+	if h.obs.AccessLog || (h.tel != nil && h.guard.Required()) {
+		h.obs.Principal = auth.PrincipalSlot
+	}
 	h.streams = stream.NewEngine(cfg.keepalive())
-	h.shared = newSharedChild(h)
-	h.principals.h = h
+	h.env = h.childEnv()
+	h.shared = child.NewShared(h.env)
+	h.principals = child.NewPrincipals(h.env, h.shared)
 	h.sessions = newSessionTable(h)
-	h.warm = newWarmPool(h)
+	if cfg.sessionMode() == SessionAuto {
+		h.warm = child.NewWarmPool(h.env, h.shared)
+	}
 	if err := h.sse.init(&h.cfg); err != nil {
 		return nil, err
 	}
@@ -112,11 +118,11 @@ func (h *Handler) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.stopWatch = h.tel.Watch(h.gauges)
-	h.principals.start(ctx)
-	h.life.Go(func() { h.shared.run(ctx) })
+	h.principals.Start(ctx)
+	h.life.Go(func() { h.shared.Run(ctx) })
 	h.life.Go(func() { h.sessions.reap(ctx) })
 	if h.warm != nil {
-		h.life.Go(func() { h.warm.run(ctx) })
+		h.life.Go(func() { h.warm.Run(ctx) })
 	}
 	if h.cfg.keepalive() > 0 {
 		h.life.Go(func() { h.streams.Run(ctx) })
@@ -133,9 +139,9 @@ func (h *Handler) BeginShutdown() {
 
 // InFlight returns the number of requests the children have not answered.
 func (h *Handler) InFlight() int {
-	n := h.shared.pending() + h.sessions.pending()
-	for _, sc := range h.principals.others() {
-		n += sc.pending()
+	n := h.shared.Pending() + h.sessions.pending()
+	for _, sc := range h.principals.Others() {
+		n += sc.Pending()
 	}
 	return n
 }
@@ -150,7 +156,7 @@ func (h *Handler) Close() error {
 		h.cancel()
 	}
 	h.sessions.closeAll()
-	h.principals.stop()
+	h.principals.Stop()
 	h.life.Wait()
 	// The children are gone and every call is answered or abandoned; what
 	// a detached stream has not written by now is lost, as it is for a
@@ -170,8 +176,8 @@ func (h *Handler) WaitDetached(ctx context.Context) error { return h.streams.Wai
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Health probes are neither logged nor counted: they are the load
 	// balancer's, many and uninteresting.
-	if (h.tel != nil || h.accessLog) && (r.URL.Path == h.cfg.path() || h.isSSEPath(r.URL.Path)) {
-		h.serveObserved(w, r)
+	if h.obs.On() && (r.URL.Path == h.cfg.path() || h.isSSEPath(r.URL.Path)) {
+		h.obs.Serve(w, r, h.serveHTTP)
 		return
 	}
 	h.serveHTTP(w, r)
@@ -201,7 +207,7 @@ func (h *Handler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
-	if h.guard.cors(w, r) {
+	if h.guard.CORS(w, r) {
 		return
 	}
 	r, ok := h.guard.check(w, r)
@@ -235,7 +241,7 @@ func (h *Handler) serveReady(w http.ResponseWriter) {
 		io.WriteString(w, "draining\n")
 		return
 	}
-	if reason := h.shared.notReady(); reason != "" {
+	if reason := h.shared.NotReady(); reason != "" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, reason+"\n")
 		return
@@ -243,15 +249,8 @@ func (h *Handler) serveReady(w http.ResponseWriter) {
 	io.WriteString(w, "ready\n")
 }
 
-// mediaType returns a media type without parameters or spaces; it does not
-// allocate (mime.ParseMediaType did, three times per request).
-func mediaType(v string) string {
-	v, _, _ = strings.Cut(v, ";")
-	return strings.TrimSpace(v)
-}
-
 func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
-	if !strings.EqualFold(mediaType(first(r.Header["Content-Type"])), "application/json") {
+	if !strings.EqualFold(wire.MediaType(first(r.Header["Content-Type"])), "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json", nil)
 		return
 	}
@@ -303,7 +302,7 @@ func (h *Handler) servePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "Invalid Request: id must be a string or an integer", nil)
 		return
 	}
-	m = *h.observe(w, r, &m)
+	m = *h.obs.Message(obsOf(w), r, &m)
 	// Notifications and responses pass: they free work (cancellations,
 	// answers a child waits for) rather than add it.
 	if m.Kind == wire.KindRequest && !h.admit(w, m.IDBytes()) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -43,30 +44,30 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	translate, ok := sc.translating(r.Context())
+	translate, ok := sc.Translating(r.Context())
 	if !ok {
 		notReady(w, r, id, sc)
 		return
 	}
-	conn := sc.connection(r.Context())
+	conn := sc.Connection(r.Context())
 	if conn == nil {
 		notReady(w, r, id, sc)
 		return
 	}
 	sk := h.newSink(1)
-	cl := &call{
-		method:   m.Method,
-		who:      h.guard.principal(r),
-		sink:     sk,
-		logLevel: m.LogLevel != "",
-		op:       opOf(w),
+	cl := &child.Call{
+		Method:   m.Method,
+		Who:      h.guard.principal(r),
+		Sink:     sk,
+		LogLevel: m.LogLevel != "",
+		Op:       opOf(w),
 	}
 	if translate {
 		// A legacy child: the bridge plays the 2026-07-28 server.
 		switch m.Method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write(wire.ResultResponse(id, sc.discoverResult()))
+			w.Write(wire.ResultResponse(id, sc.DiscoverResult()))
 			return
 		case "subscriptions/listen":
 			h.serveLegacyListen(w, r, m, sc, conn)
@@ -85,11 +86,11 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 			return
 		}
 		if m.LogLevel != "" {
-			sc.setLevel(r.Context(), conn, m.LogLevel)
+			sc.SetLevel(r.Context(), conn, m.LogLevel)
 		}
-		cl.complete = true
-		cl.caps = m.ClientCapabilities()
-		cl.onFinal = urlOnFinal(conn, cl) // -32042 becomes a URL input round (urlelicit.go)
+		cl.Complete = true
+		cl.Caps = m.ClientCapabilities()
+		cl.OnFinal = urlOnFinal(conn, cl) // -32042 becomes a URL input round (urlelicit.go)
 		m = tasks.AugmentCall(m, sc)
 		// The 2026-07-28 envelope means nothing to a legacy child (and
 		// some reject what carries it): it travels without.
@@ -100,14 +101,14 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 		}
 	}
 	if m.Method == "tools/list" {
-		cl.onFinal = func(resp *wire.Message) bool {
+		cl.OnFinal = func(resp *wire.Message) bool {
 			if resp.Result.Present() {
-				sc.tools.absorb(resp.Raw, resp.Result)
+				sc.Tools.Absorb(resp.Raw, resp.Result)
 			}
 			return false
 		}
 	}
-	if err := conn.start(cl, m); err != nil {
+	if err := conn.Start(cl, m); err != nil {
 		writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 		return
 	}
@@ -133,11 +134,11 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, m *wire.Me
 
 // abandon cancels a call whose client is gone — unless the call is
 // suspended for an MRTR round, in which case the retry will pick it up.
-func (h *Handler) abandon(conn *childConn, cl *call, reason string) {
-	if _, _, sk := cl.target(); sk == nil {
+func (h *Handler) abandon(conn *child.Conn, cl *child.Call, reason string) {
+	if _, _, sk := cl.Target(); sk == nil {
 		return
 	}
-	conn.cancel(cl, reason)
+	conn.Cancel(cl, reason)
 }
 
 // Canonical forms of the request metadata headers, for direct map access
@@ -146,6 +147,7 @@ var (
 	keyProtocolVersion = http.CanonicalHeaderKey(wire.HeaderProtocolVersion)
 	keyMethod          = http.CanonicalHeaderKey(wire.HeaderMethod)
 	keyName            = http.CanonicalHeaderKey(wire.HeaderName)
+	keySessionID       = http.CanonicalHeaderKey(wire.HeaderSessionID)
 )
 
 func first(v []string) string {
@@ -162,21 +164,21 @@ func since(t time.Time) time.Duration {
 	return time.Since(t)
 }
 
-func (h *Handler) logCall(method string, who auth.Principal, cl *call) {
+func (h *Handler) logCall(method string, who auth.Principal, cl *child.Call) {
 	if e := h.log.Debug(); e.Enabled() {
-		id, _, _ := cl.target()
+		id, _, _ := cl.Target()
 		if who != (auth.Principal{}) {
 			e.Stringer("principal", who)
 		}
-		e.Str("method", method).RawJSON("id", id).Int64("child_id", cl.childID).
-			Dur("took", since(cl.started)).Msg("request done")
+		e.Str("method", method).RawJSON("id", id).Int64("child_id", cl.ChildID).
+			Dur("took", since(cl.Started)).Msg("request done")
 	}
 }
 
 // checkModern validates the request metadata headers of a 2026-07-28
 // request (streamable-http §Server validation). It returns a zero status
 // when the request may proceed.
-func (h *Handler) checkModern(sc *sharedChild, hdr http.Header, m *wire.Message) (status, code int, msg string, data []byte) {
+func (h *Handler) checkModern(sc *child.Shared, hdr http.Header, m *wire.Message) (status, code int, msg string, data []byte) {
 	mismatch := func(format string, args ...any) (int, int, string, []byte) {
 		return http.StatusBadRequest, wire.CodeHeaderMismatch, "Header mismatch: " + fmt.Sprintf(format, args...), nil
 	}
@@ -188,7 +190,7 @@ func (h *Handler) checkModern(sc *sharedChild, hdr http.Header, m *wire.Message)
 		// §Protocol version header: the header MUST equal the body's version.
 		return mismatch("%s header value '%s' does not match body value '%s'", wire.HeaderProtocolVersion, pv, m.ProtocolVersion)
 	}
-	if supported := sc.supported(); !slices.Contains(supported, m.ProtocolVersion) {
+	if supported := sc.Supported(); !slices.Contains(supported, m.ProtocolVersion) {
 		d, _ := json.Marshal(map[string]any{"supported": supported, "requested": m.ProtocolVersion})
 		return http.StatusBadRequest, wire.CodeUnsupportedVersion, "Unsupported protocol version", d
 	}
@@ -234,8 +236,8 @@ func (h *Handler) checkModern(sc *sharedChild, hdr http.Header, m *wire.Message)
 // arguments named by the tool's x-mcp-header annotations. Tools the bridge
 // has not seen in a tools/list result are passed through unchecked; the
 // child still validates the body itself.
-func (h *Handler) checkParamHeaders(sc *sharedChild, hdr http.Header, m *wire.Message) (int, int, string, []byte) {
-	bindings, ok := sc.tools.lookup(m.Name)
+func (h *Handler) checkParamHeaders(sc *child.Shared, hdr http.Header, m *wire.Message) (int, int, string, []byte) {
+	bindings, ok := sc.Tools.Lookup(m.Name)
 	if !ok || len(bindings) == 0 {
 		return 0, 0, "", nil
 	}
@@ -276,10 +278,10 @@ func (h *Handler) checkParamHeaders(sc *sharedChild, hdr http.Header, m *wire.Me
 // notReady answers a request that waited for a child still starting (or
 // restarting) as long as it may: 503 with Retry-After, unless the client
 // has left already.
-func notReady(w http.ResponseWriter, r *http.Request, id []byte, sc *sharedChild) {
+func notReady(w http.ResponseWriter, r *http.Request, id []byte, sc *child.Shared) {
 	if r.Context().Err() != nil {
 		return
 	}
 	w.Header().Set("Retry-After", "1")
-	writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+sc.notReady(), nil)
+	writeError(w, http.StatusServiceUnavailable, id, wire.CodeInternalError, "mcp-bridge: the MCP server is not ready: "+sc.NotReady(), nil)
 }

@@ -4,23 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"sync/atomic"
 
-	"github.com/rs/zerolog"
-
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
-
-// goneConn stands in for the shared child while it is down: every send
-// fails with errChildGone.
-var goneConn = func() *childConn {
-	c := newChildConn(new(atomic.Int64), nil, zerolog.Nop())
-	c.gone = true
-	return c
-}()
 
 // A legacy session in front of a child that speaks only 2026-07-28 shares
 // the modern child; bridge/translate/legacysession plays the session (the
@@ -42,7 +32,7 @@ type inputRound struct {
 func (t *sessionTable) initializeTranslated(w http.ResponseWriter, m *wire.Message, s *session) {
 	s.tr = legacysession.New(s, t.h.lim.PerStream())
 	s.tr.Handshake(m)
-	s.tr.Discovered(translate.Modern, s.sc.discoverResult())
+	s.tr.Discovered(translate.Modern, s.sc.DiscoverResult())
 	s.version = s.tr.Version()
 	t.add(s)
 	s.logStarted(initializeClient(m)) // translated: onto the 2026-07-28 child
@@ -86,7 +76,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 	if cl == nil {
 		return false
 	}
-	data := &inputRound{request: request, origID: origID, sink: cl.sink, method: method}
+	data := &inputRound{request: request, origID: origID, sink: cl.Sink, method: method}
 	round, reqs, undeclared, err := s.tr.Begin(string(origID), data, resp, n)
 	for _, m := range undeclared {
 		s.t.h.warn.Warn(s.log, "input_undeclared").Str("method", m).Msg("the child asked for input the client did not declare a capability for; not asking the client")
@@ -107,7 +97,7 @@ func (s *session) inputRequired(resp *wire.Message, request, origID []byte, meth
 		return true
 	}
 	for _, msg := range reqs {
-		cl.sink.Push(msg, false)
+		cl.Sink.Push(msg, false)
 	}
 	return true
 }
@@ -142,35 +132,35 @@ func (s *session) retryInput(round *legacysession.Round) {
 		s.finishCall(ir.origID, wire.ErrorResponse(ir.origID, wire.CodeInternalError, "mcp-bridge: cannot build the retry", nil))
 		return
 	}
-	cl := &call{method: ir.method, sink: ir.sink, sess: s, origID: ir.origID, logLevel: retry.LogLevel != ""}
-	cl.onFinal = func(resp *wire.Message) bool {
+	cl := &child.Call{Method: ir.method, Sink: ir.sink, Sess: s, Via: s.sc, OrigID: ir.origID, LogLevel: retry.LogLevel != ""}
+	cl.OnFinal = func(resp *wire.Message) bool {
 		return s.inputRequired(resp, ir.request, ir.origID, ir.method, round.N+1)
 	}
-	cl.childID = s.t.h.ids.Add(1)
+	cl.ChildID = s.t.h.env.IDs.Add(1)
 	s.replacePending(cl)
-	if err := s.child().start(cl, &retry); err != nil {
+	if err := s.child().Start(cl, &retry); err != nil {
 		s.finishCall(ir.origID, wire.ErrorResponse(ir.origID, wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil))
 	}
 }
 
 // replacePending puts a retry's call in the place of the call it continues
 // (same client id, same position in arrival order).
-func (s *session) replacePending(cl *call) {
+func (s *session) replacePending(cl *child.Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.byOrig[string(cl.origID)]; old != nil {
+	if old := s.byOrig[string(cl.OrigID)]; old != nil {
 		if i := slices.Index(s.pending, old); i >= 0 {
 			s.pending[i] = cl
 		}
 	}
-	s.byOrig[string(cl.origID)] = cl
+	s.byOrig[string(cl.OrigID)] = cl
 }
 
 // finishCall ends a translated call with msg as its response.
 func (s *session) finishCall(origID, msg []byte) {
 	if cl := s.pendingCall(origID); cl != nil {
-		s.settled(cl, true)
-		cl.sink.Push(msg, true)
+		s.Settled(cl)
+		cl.Sink.Push(msg, true)
 	}
 }
 
@@ -187,8 +177,8 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 		return nil
 	}
 	conn := s.child()
-	cl := &call{method: "subscriptions/listen", origID: []byte(`"listen"`)}
-	cl.deliverFn = func(_ []byte, n *wire.Message, final bool) {
+	cl := &child.Call{Method: "subscriptions/listen", OrigID: []byte(`"listen"`)}
+	cl.DeliverFn = func(_ []byte, n *wire.Message, final bool) {
 		if final || n == nil || n.Kind == wire.KindInvalid {
 			return
 		}
@@ -196,9 +186,9 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 			s.route(out, false)
 		}
 	}
-	if err := conn.start(cl, &m); err != nil {
+	if err := conn.Start(cl, &m); err != nil {
 		s.log.Warn().Err(err).Msg("cannot open the session's subscriptions/listen stream")
 		return nil
 	}
-	return func() { conn.cancel(cl, "the session's listen stream ended") }
+	return func() { conn.Cancel(cl, "the session's listen stream ended") }
 }

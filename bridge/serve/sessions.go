@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/legacysession"
@@ -29,14 +30,14 @@ type sessionTable struct {
 	h      *Handler
 	mu     sync.Mutex
 	byID   map[string]*session
-	shared *legacyShared   // SessionShared mode only
-	empty  []chan struct{} // whenEmpty's, closed when the last session ends
+	shared *child.LegacyShared // SessionShared mode only
+	empty  []chan struct{}     // whenEmpty's, closed when the last session ends
 }
 
 func newSessionTable(h *Handler) *sessionTable {
 	t := &sessionTable{h: h, byID: map[string]*session{}}
 	if h.cfg.sessionMode() == SessionShared {
-		t.shared = newLegacyShared(h)
+		t.shared = child.NewLegacyShared(h.env, t.childSessions)
 	}
 	return t
 }
@@ -47,7 +48,7 @@ func newSessionTable(h *Handler) *sessionTable {
 type session struct {
 	id    string
 	t     *sessionTable
-	conn  *childConn
+	conn  *child.Conn
 	host  *stdiohost.Host // own child; nil when shared
 	log   zerolog.Logger
 	endCh chan struct{}
@@ -55,7 +56,7 @@ type session struct {
 	// tr is set when the child speaks only 2026-07-28: the session is
 	// translated onto the shared modern child (see session_translate.go).
 	tr *legacysession.Session
-	sc *sharedChild // the modern child a translated session rides on
+	sc *child.Shared // the modern child a translated session rides on
 
 	replay *stream.ReplayLog // nil: resumability disabled
 
@@ -77,11 +78,11 @@ type session struct {
 	version    string
 	get        *stream.Sink
 	backlog    [][]byte
-	backlogLen int              // bytes in backlog
-	pending    []*call          // in arrival order
-	byOrig     map[string]*call // client request id -> its call in flight
-	attached   int              // requests being served and streams open
-	lastActive time.Time        // when attached last dropped to zero
+	backlogLen int                    // bytes in backlog
+	pending    []*child.Call          // in arrival order
+	byOrig     map[string]*child.Call // client request id -> its call in flight
+	attached   int                    // requests being served and streams open
+	lastActive time.Time              // when attached last dropped to zero
 	ended      bool
 }
 
@@ -233,7 +234,7 @@ func (t *sessionTable) servePost(w http.ResponseWriter, r *http.Request, m *wire
 }
 
 func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wire.Message) {
-	if _, ok := t.h.shared.translating(r.Context()); !ok {
+	if _, ok := t.h.shared.Translating(r.Context()); !ok {
 		notReady(w, r, m.IDBytes(), t.h.shared)
 		return
 	}
@@ -246,7 +247,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		id:         newSessionID(t.h.cfg.ReplicaID),
 		t:          t,
 		endCh:      make(chan struct{}),
-		byOrig:     map[string]*call{},
+		byOrig:     map[string]*child.Call{},
 		lastActive: time.Now(),
 		attached:   1, // by this initialize request, however long the child takes
 		replay:     stream.NewReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
@@ -272,14 +273,14 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		lc = lc.Stringer("principal", s.owner)
 	}
 	s.log = lc.Logger()
-	if !t.h.shared.eras.legacy {
+	if !t.h.shared.SpeaksLegacy() {
 		s.sc = t.h.childFor(r)
 		if s.sc == nil {
 			w.Header().Set("Retry-After", "5")
 			writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many principals have a child of their own (--max-principals)", nil)
 			return
 		}
-		if s.sc.connection(r.Context()) == nil {
+		if s.sc.Connection(r.Context()) == nil {
 			notReady(w, r, m.IDBytes(), s.sc)
 			return
 		}
@@ -287,14 +288,14 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		return
 	}
 	if t.shared != nil {
-		t.shared.initialize(w, r, m, s)
+		t.initializeShared(w, r, m, s)
 		return
 	}
-	conn, host := t.h.warm.take(s)
+	conn, host := t.h.warm.Take(s)
 	var err error
 	if conn == nil {
-		conn = newChildConn(&t.h.ids, s, s.log)
-		host, err = startHost(t.h, conn)
+		conn = child.NewConn(&t.h.env.IDs, s, s.log)
+		host, err = t.h.env.StartHost(conn)
 	}
 	if err != nil {
 		s.log.Error().Err(err).Msg("cannot start MCP server for a new session")
@@ -383,7 +384,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 	if l := s.t.shared; l != nil && (m.Method == "resources/subscribe" || m.Method == "resources/unsubscribe") {
 		// A shared child holds one subscription per resource for all
 		// sessions; only the first subscribe and the last unsubscribe reach it.
-		if !l.subscribe(s, m.URI, m.Method == "resources/subscribe") {
+		if !l.Subscribe(s, m.URI, m.Method == "resources/subscribe") {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(wire.ResultResponse(m.IDBytes(), []byte("{}")))
 			return
@@ -396,15 +397,15 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 // with whatever the child sends while it is pending, back on the POST.
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
-	cl := &call{origID: clone(m.IDBytes()), method: m.Method, sink: s.callSink(1), sess: s, onFinal: onFinal, logLevel: m.LogLevel != "", op: opOf(w)}
+	cl := &child.Call{OrigID: clone(m.IDBytes()), Method: m.Method, Sink: s.callSink(1), Sess: s, Via: s.sc, OnFinal: onFinal, LogLevel: m.LogLevel != "", Op: opOf(w)}
 	if ew := s.entryOf(r); ew != nil {
-		ew.out(cl, cl.sink) // the child's parse goes along (entry.go)
+		ew.out(cl, cl.Sink) // the child's parse goes along (entry.go)
 	}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}
-	if err := s.child().start(cl, m); err != nil {
-		s.settled(cl, true)
+	if err := s.child().Start(cl, m); err != nil {
+		s.Settled(cl)
 		writeError(w, http.StatusServiceUnavailable, m.IDBytes(), wire.CodeInternalError, "mcp-bridge: "+err.Error(), nil)
 		return
 	}
@@ -421,26 +422,26 @@ func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Me
 	// the client cancelling its request." The call stays pending at the
 	// child; its answer waits for the client to resume the stream.
 	method, who := m.Method, h.guard.principal(r)
-	s.stream(r, rsp, cl.sink, func() { h.logCall(method, who, cl) })
+	s.stream(r, rsp, cl.Sink, func() { h.logCall(method, who, cl) })
 }
 
 // track registers cl under the session before it is sent, so that a
 // notifications/cancelled naming the client's id can be translated.
-func (s *session) track(cl *call, m *wire.Message) bool {
-	cl.childID = s.t.h.ids.Add(1)
+func (s *session) track(cl *child.Call, m *wire.Message) bool {
+	cl.ChildID = s.t.h.env.IDs.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return false
 	}
 	s.pending = append(s.pending, cl)
-	s.byOrig[string(cl.origID)] = cl
+	s.byOrig[string(cl.OrigID)] = cl
 	return true
 }
 
 // trackOr404 tracks cl, or answers 404 when the session ended after the
 // request found it (DELETE, idle timeout or child exit in between).
-func (s *session) trackOr404(w http.ResponseWriter, cl *call, m *wire.Message) bool {
+func (s *session) trackOr404(w http.ResponseWriter, cl *child.Call, m *wire.Message) bool {
 	if s.track(cl, m) {
 		return true
 	}
@@ -448,36 +449,33 @@ func (s *session) trackOr404(w http.ResponseWriter, cl *call, m *wire.Message) b
 	return false
 }
 
-// settled is called (on the child's reader goroutine) for every message
-// delivered to cl; a final one retires cl from the session.
-func (s *session) settled(cl *call, final bool) {
-	if !final {
-		return
-	}
+// Settled is called (on the child's reader goroutine) for the final
+// message delivered to cl: it retires cl from the session.
+func (s *session) Settled(cl *child.Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i := slices.Index(s.pending, cl); i >= 0 {
 		s.pending = slices.Delete(s.pending, i, i+1)
 	}
-	if s.byOrig[string(cl.origID)] == cl {
-		delete(s.byOrig, string(cl.origID))
+	if s.byOrig[string(cl.OrigID)] == cl {
+		delete(s.byOrig, string(cl.OrigID))
 	}
 }
 
 // pendingCall returns the call in flight under a client request id, or nil.
-func (s *session) pendingCall(origID []byte) *call {
+func (s *session) pendingCall(origID []byte) *child.Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.byOrig[string(origID)]
 }
 
 // child returns the connection the session's requests go to.
-func (s *session) child() *childConn {
+func (s *session) child() *child.Conn {
 	if s.tr != nil {
-		if c := s.sc.conn.Load(); c != nil {
+		if c := s.sc.Current(); c != nil {
 			return c
 		}
-		return goneConn
+		return child.Gone
 	}
 	return s.conn
 }
@@ -495,36 +493,36 @@ func (s *session) notify(m *wire.Message) {
 			s.log.Debug().Bytes("request_id", m.Bytes(m.RequestID)).Msg("cancellation of no pending request ignored")
 			return
 		}
-		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, cl.childID)})
+		msg = wire.Splice(m.Raw, wire.Edit{Span: m.RequestID, Value: wire.AppendInt(nil, cl.ChildID)})
 		// The client has given up on the request: its answer, if any, is
 		// not wanted, and its stream can end.
-		if s.child().take(cl.childID) != nil {
-			s.settled(cl, true)
-			cl.sink.End()
-		} else if s.tr != nil && s.tr.DropOwner(string(cl.origID)) {
+		if s.child().Take(cl.ChildID) != nil {
+			s.Settled(cl)
+			cl.Sink.End()
+		} else if s.tr != nil && s.tr.DropOwner(string(cl.OrigID)) {
 			// The child answered already (with an input round) and the bridge
 			// is waiting for the client's input: nothing runs at the
 			// child to cancel, so only the round and the call end here.
-			s.settled(cl, true)
-			cl.sink.End()
+			s.Settled(cl)
+			cl.Sink.End()
 			return
 		}
 	}
 	if m.Method == "notifications/initialized" && s.t.shared != nil {
 		return // the bridge already initialized the shared child itself
 	}
-	if err := s.child().send(msg); err != nil {
+	if err := s.child().Send(msg); err != nil {
 		s.log.Debug().Err(err).Str("method", m.Method).Msg("notification not delivered")
 	}
 }
 
-// unrouted and childRequest make a session the owner of its own child:
+// Unrouted and ChildRequest make a session the owner of its own child:
 // everything the child sends belongs to this one client.
-func (s *session) unrouted(c *childConn, m *wire.Message) {
+func (s *session) Unrouted(c *child.Conn, m *wire.Message) {
 	s.routeParsed(m, m.Method == "notifications/message")
 }
 
-func (s *session) childRequest(c *childConn, m *wire.Message) {
+func (s *session) ChildRequest(c *child.Conn, m *wire.Message) {
 	s.routeParsed(m, true)
 }
 
@@ -557,7 +555,7 @@ func (s *session) routeWith(msg []byte, pm *wire.Message, related bool) {
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.sink) && s.push(cl.sink, msg, pm) {
+			if !s.replay.IsParked(cl.Sink) && s.push(cl.Sink, msg, pm) {
 				return
 			}
 		}
@@ -567,7 +565,7 @@ func (s *session) routeWith(msg []byte, pm *wire.Message, related bool) {
 	}
 	if !related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.sink) && s.push(cl.sink, msg, pm) {
+			if !s.replay.IsParked(cl.Sink) && s.push(cl.Sink, msg, pm) {
 				return
 			}
 		}
@@ -621,14 +619,14 @@ func (s *session) end(reason string) {
 	for _, cl := range pend {
 		// Cancelled toward the child even when the child is the session's
 		// own and about to stop: it may hold resources for the call.
-		s.child().cancel(cl, "session ended")
-		cl.sink.Push(wire.ErrorResponse(cl.origID, wire.CodeInternalError, msg, nil), true)
+		s.child().Cancel(cl, "session ended")
+		cl.Sink.Push(wire.ErrorResponse(cl.OrigID, wire.CodeInternalError, msg, nil), true)
 	}
 	if s.host != nil {
-		s.conn.failAll(msg, nil)
+		s.conn.FailAll(msg, nil)
 	}
 	if t.shared != nil {
-		t.shared.forget(s)
+		t.shared.Forget(s)
 	}
 	close(s.endCh)
 	s.replay.Close()
@@ -639,9 +637,9 @@ func (s *session) end(reason string) {
 }
 
 // watchChild ends the session once its own child exits.
-func (s *session) watchChild(host *stdiohost.Host, conn *childConn) {
+func (s *session) watchChild(host *stdiohost.Host, conn *child.Conn) {
 	<-host.Done()
-	conn.failAll("mcp-bridge: the MCP server process exited", host.Err())
+	conn.FailAll("mcp-bridge: the MCP server process exited", host.Err())
 	s.end("MCP server process exited")
 }
 
@@ -753,6 +751,6 @@ func (t *sessionTable) closeAll() {
 		s.end("mcp-bridge is shutting down")
 	}
 	if t.shared != nil {
-		t.shared.close()
+		t.shared.Close()
 	}
 }

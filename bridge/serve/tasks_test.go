@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/taskchild"
+	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 )
 
 // taskClient is one principal's raw client of a bridge.
@@ -67,8 +68,8 @@ func (c *taskClient) call(method, params string) map[string]any {
 func notFound(t *testing.T, what string, m map[string]any) {
 	t.Helper()
 	e, _ := m["error"].(map[string]any)
-	if e == nil || e["code"] != float64(-32602) || e["message"] != errTaskNotFound {
-		t.Errorf("%s: %v, want -32602 %q", what, m, errTaskNotFound)
+	if e == nil || e["code"] != float64(-32602) || e["message"] != tasks.ErrTaskNotFound {
+		t.Errorf("%s: %v, want -32602 %q", what, m, tasks.ErrTaskNotFound)
 	}
 }
 
@@ -285,26 +286,4 @@ func TestTaskIDsCarryReplica(t *testing.T) {
 	}
 	okResult(t, "tasks/cancel", c.call("tasks/cancel", `"taskId":"`+id+`"`))
 	notFound(t, "the child's own id", c.call("tasks/get", `"taskId":"task-1"`))
-}
-
-// A client's answer to a child's request names its task (related-task)
-// as the client knows it; the child gets its own id, and an id of no
-// task of this child process (bare, or of the process before) as "".
-func TestTaskIDsInAnswersToTheChild(t *testing.T) {
-	c := &childConn{}
-	c.tasks.Reset("r1")
-	old := c.tasks.IDPrefix()
-	c.tasks.Reset("r1") // the child restarted
-	p := c.tasks.IDPrefix()
-	answer := func(id string) string {
-		return `{"jsonrpc":"2.0","id":4,"result":{"action":"accept","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + id + `"}}}}`
-	}
-	if !strings.HasPrefix(p, "r1.") || p == old {
-		t.Fatalf("prefixes %q then %q: want r1.<epoch>., a new epoch per child", old, p)
-	}
-	for _, tc := range []struct{ id, want string }{{p + "task-1", "task-1"}, {old + "task-1", ""}, {"task-1", ""}} {
-		if got := string(c.internalAnswer([]byte(answer(tc.id)))); got != answer(tc.want) {
-			t.Errorf("internalAnswer(%s) = %s, want %s", tc.id, got, answer(tc.want))
-		}
-	}
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -21,41 +21,6 @@ import (
 //
 // Requests the bridge makes itself are internal calls, which checkTasks
 // does not see: the Front's Owns checks the caller owns the task first.
-
-// taskAcrossEras gives a child's response the shape of the client's era,
-// for the calls that cross eras (see onResponse).
-func (c *childConn) taskAcrossEras(cl *call, m *wire.Message) *wire.Message {
-	switch {
-	case cl.complete:
-		// A modern client's call the bridge made a task at the legacy
-		// child (tasks.AugmentCall).
-		return tasks.ResultToModern(cl.method, m)
-	case cl.sess == nil || cl.sess.tr == nil:
-		return m
-	}
-	return tasks.ResultToLegacy(cl.method, m, cl.method == "tools/list" && childOffersTasks(cl.sess.sc.discoverResult()))
-}
-
-// childOffersTasks reports whether a DiscoverResult declares the Tasks
-// extension.
-func childOffersTasks(discover []byte) bool {
-	var m wire.Message
-	if wire.Parse(wire.ResultResponse([]byte("0"), discover), &m) != nil {
-		return false
-	}
-	caps, ok := wire.Field(m.Raw, m.Result, "capabilities")
-	return ok && translate.ModernTasks(m.Bytes(caps))
-}
-
-// TaskSupport is the legacy child's execution.taskSupport of tool, ""
-// when its DiscoverResult offers no tasks (tasks.Tools).
-func (sc *sharedChild) TaskSupport(tool string) string {
-	support := sc.tools.support.Of(tool)
-	if support == "" || !childOffersTasks(sc.discoverResult()) {
-		return ""
-	}
-	return support
-}
 
 // writeJSON answers with one JSON-RPC message.
 func writeJSON(w http.ResponseWriter, msg []byte) {
@@ -74,11 +39,11 @@ type taskFront struct {
 	w     http.ResponseWriter
 	id    []byte
 	owner string // Principal.Key
-	conn  *childConn
+	conn  *child.Conn
 }
 
 func (f *taskFront) Owns(id string) tasks.Ownership {
-	if f.conn.tasks.Owns(f.owner, id) {
+	if f.conn.OwnsTask(f.owner, id) {
 		return tasks.Bound
 	}
 	return tasks.NotOwned
@@ -95,7 +60,7 @@ func (f *taskFront) Fail(err error) {
 // session's envelope) in their _meta.
 type taskBack struct {
 	h    *Handler
-	conn *childConn
+	conn *child.Conn
 	meta []byte
 }
 
@@ -106,7 +71,7 @@ func (b *taskBack) Begin(ctx context.Context) (context.Context, context.CancelFu
 func (b *taskBack) Request(ctx context.Context, method, taskID string) (*wire.Message, error) {
 	// The id the child knows: internal requests pass no checkTasks, which
 	// translates the ids of the client's own.
-	return b.conn.request(ctx, method, tasks.Params(b.conn.tasks.Inner(taskID), b.meta))
+	return b.conn.Request(ctx, method, tasks.Params(b.conn.InnerTask(taskID), b.meta))
 }
 
 // errStoppedWaiting: a legacy tasks/result's polling ended with the
@@ -122,7 +87,7 @@ func (b *taskBack) Wait(ctx context.Context, d time.Duration) error {
 
 // serveLegacyTask answers a 2026-07-28 client's tasks request for a task
 // on a legacy child; ok is false for a request that is no tasks request.
-func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, conn *childConn) bool {
+func (h *Handler) serveLegacyTask(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *child.Shared, conn *child.Conn) bool {
 	id := m.IDBytes()
 	if refusal := tasks.RefuseCall(m, sc, id); refusal != nil {
 		writeJSON(w, refusal)

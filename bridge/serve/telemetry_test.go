@@ -289,8 +289,8 @@ func TestAccessLogFollowsLevel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.accessLog != tc.want {
-			t.Errorf("logger at %v: access log on = %v, want %v", tc.level, h.accessLog, tc.want)
+		if h.obs.AccessLog != tc.want {
+			t.Errorf("logger at %v: access log on = %v, want %v", tc.level, h.obs.AccessLog, tc.want)
 		}
 	}
 }

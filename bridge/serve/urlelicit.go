@@ -3,6 +3,7 @@ package serve
 import (
 	"net/http"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -17,9 +18,9 @@ import (
 // legacy child: a URLElicitationRequiredError (-32042, which a 2026-07-28
 // client must not get) becomes a URL input round, or -32021 when the
 // client did not declare URL-mode elicitation.
-func urlOnFinal(conn *childConn, cl *call) func(*wire.Message) bool {
+func urlOnFinal(conn *child.Conn, cl *child.Call) func(*wire.Message) bool {
 	return func(resp *wire.Message) bool {
-		out := translate.URLAnswer(resp, cl.method, cl.caps, resp.IDBytes())
+		out := translate.URLAnswer(resp, cl.Method, cl.Caps, resp.IDBytes())
 		if out == nil {
 			return false
 		}
@@ -27,8 +28,8 @@ func urlOnFinal(conn *childConn, cl *call) func(*wire.Message) bool {
 		if wire.Parse(out, &m) != nil {
 			return false
 		}
-		cl.op.Result(&m)
-		conn.route(cl, &m, true)
+		cl.Op.Result(&m)
+		conn.Route(cl, &m, true)
 		return true
 	}
 }
@@ -38,7 +39,7 @@ func urlOnFinal(conn *childConn, cl *call) func(*wire.Message) bool {
 // notifications and returns the request the child gets (the legacy
 // client's own retry of the failed request). It returns nil, false for
 // any other request.
-func (h *Handler) urlRetry(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild) (*wire.Message, bool) {
+func (h *Handler) urlRetry(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *child.Shared) (*wire.Message, bool) {
 	rr, ok := translate.ReadURLRetry(m)
 	if !ok {
 		return nil, false
@@ -47,7 +48,7 @@ func (h *Handler) urlRetry(w http.ResponseWriter, r *http.Request, m *wire.Messa
 		writeError(w, http.StatusOK, m.IDBytes(), wire.CodeInternalError, translate.URLDeclined, nil)
 		return nil, true
 	}
-	if !sc.urls.Wait(r.Context(), rr.IDs, translate.URLWait) {
+	if !sc.URLs.Wait(r.Context(), rr.IDs, translate.URLWait) {
 		if r.Context().Err() != nil {
 			return nil, true // the client left
 		}

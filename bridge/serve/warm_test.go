@@ -9,9 +9,9 @@ import (
 func waitWarm(t *testing.T, b *testBridge, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for len(b.warm.ready) < n {
+	for b.warm.Ready() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d warm children ready after 20s", len(b.warm.ready), n)
+			t.Fatalf("%d of %d warm children ready after 20s", b.warm.Ready(), n)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the pool's state, not syncing goroutines
 	}

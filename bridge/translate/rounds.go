@@ -1,10 +1,12 @@
 package translate
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -141,6 +143,11 @@ func ReadRound(m *wire.Message) (Round, error) {
 		if err := json.Unmarshal(m.Bytes(irSpan), &r.Requests); err != nil {
 			return r, errors.New("translate: malformed inputRequests: " + err.Error())
 		}
+		for k, q := range r.Requests {
+			if err := checkInputRequest(q); err != nil {
+				return Round{}, fmt.Errorf("translate: inputRequests[%q]: %w", k, err)
+			}
+		}
 	}
 	if hasRS {
 		// Echoed as is, so checked here: the envelope reader only walks
@@ -151,6 +158,31 @@ func ReadRound(m *wire.Message) (Round, error) {
 		r.State = m.Bytes(rsSpan)
 	}
 	return r, nil
+}
+
+// ErrBadInputRequest is an inputRequests value the bridge will not put to
+// the other side: not one of the three request kinds the spec allows, or
+// params that are not an object.
+var ErrBadInputRequest = errors.New("translate: not an input request")
+
+// checkInputRequest holds a value of inputRequests to what mrtr
+// §Server requirements allows: "inputRequests values are request objects
+// that MUST be one of ElicitRequest, CreateMessageRequest, or
+// ListRootsRequest". Each becomes a real request to a 2025 client, so
+// anything else (another method, or params that are an array, a string or
+// a number, which no MCP request has) would be the bridge sending what
+// the server was not allowed to ask for.
+func checkInputRequest(q InputRequest) error {
+	switch q.Method {
+	case "elicitation/create", "sampling/createMessage", "roots/list":
+	default:
+		return fmt.Errorf("%w: method %q", ErrBadInputRequest, q.Method)
+	}
+	p := bytes.TrimLeft(q.Params, " \t\r\n")
+	if len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return fmt.Errorf("%w: %s params are not an object", ErrBadInputRequest, q.Method)
+	}
+	return nil
 }
 
 // RetryFields builds the params members a retry adds to the original

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -90,6 +91,10 @@ type Rounds[F any] struct {
 
 	mu      sync.Mutex
 	byState map[string]*Call[F]
+	// expiring owns each expiry that a timer started (giveUp and the
+	// face's calls it makes): Close waits for them, so no face method
+	// runs once the face has closed its Rounds.
+	expiring lifecycle.Group
 }
 
 // MaxRoundInputs is the default bound of Rounds.MaxInputs: neither a
@@ -219,7 +224,10 @@ func (c *Call[F]) suspendLocked() {
 	c.r.byState[state] = c
 	c.r.mu.Unlock()
 	ttl := c.r.ttl()
-	c.timer = time.AfterFunc(ttl, func() { c.giveUp(state, fmt.Errorf("the client did not retry within %v", ttl)) })
+	c.timer = time.AfterFunc(ttl, func() {
+		// Refused once Close has begun: Close forgets every call itself.
+		c.r.expiring.Go(func() { c.giveUp(state, fmt.Errorf("the client did not retry within %v", ttl)) })
+	})
 	inputs := make([]Input, len(c.asks))
 	for i, a := range c.asks {
 		inputs[i] = Input{Key: a.key, Method: a.Method, Params: a.Params}
@@ -398,8 +406,11 @@ func (c *Call[F]) Open() int {
 }
 
 // Close stops every suspended call's timer and forgets them (the face is
-// closing).
+// closing), and returns once an expiry already running has ended: after
+// Close no face method is called from a timer. Close must not be called
+// from a face method (it would wait for itself).
 func (r *Rounds[F]) Close() {
+	r.expiring.Close()
 	r.mu.Lock()
 	calls := r.byState
 	r.byState = nil
@@ -409,6 +420,7 @@ func (r *Rounds[F]) Close() {
 		c.timer.Stop()
 		c.mu.Unlock()
 	}
+	r.expiring.Wait()
 }
 
 func (r *Rounds[F]) forget(state string) {

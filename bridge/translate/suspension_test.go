@@ -401,3 +401,58 @@ func TestRoundsSuspendedBounded(t *testing.T) {
 		t.Errorf("next round: suspended %v, 3 answered %q", suspended, face.answer("3"))
 	}
 }
+
+// blockingExpire is a face whose Expire signals it runs and waits to be
+// let go.
+type blockingExpire struct {
+	*roundFace
+	entered, release chan struct{}
+}
+
+func (f blockingExpire) Expire(error) {
+	close(f.entered)
+	<-f.release
+}
+
+// Close returns only once an expiry a timer started has ended: a face
+// closing its Rounds gets no call from a timer afterwards (before, Close
+// returned at once while giveUp went on calling the face).
+func TestRoundsCloseWaitsForExpiry(t *testing.T) {
+	r := Rounds[string]{TTL: time.Millisecond}
+	face := blockingExpire{newRoundFace(), make(chan struct{}), make(chan struct{})}
+	c := &Call[string]{}
+	r.Start(c, face, "f0", allCaps)
+	c.Ask(sampling("10"))
+	<-face.entered // the timer's giveUp is in the face
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the expiry still ran in the face")
+	case <-time.After(100 * time.Millisecond): // an observation window, not a synchronization
+	}
+	close(face.release)
+	<-closed
+	if got := face.answer("10"); !strings.HasPrefix(got, "error ") {
+		t.Fatalf("the back's request was answered %q, want an error", got)
+	}
+}
+
+// After Close, a timer firing for a call suspended meanwhile calls no face
+// method.
+func TestRoundsNoExpiryAfterClose(t *testing.T) {
+	r := Rounds[string]{TTL: time.Millisecond}
+	r.Close()
+	face := blockingExpire{newRoundFace(), make(chan struct{}), make(chan struct{})}
+	c := &Call[string]{}
+	r.Start(c, face, "f0", allCaps)
+	c.Ask(sampling("10"))
+	if _, suspended := c.Current(); !suspended {
+		t.Fatal("the call did not suspend")
+	}
+	select {
+	case <-face.entered:
+		t.Fatal("Expire ran after Close")
+	case <-time.After(100 * time.Millisecond): // the TTL is 1 ms: the timer has fired by now
+	}
+}

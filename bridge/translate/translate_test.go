@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -179,4 +180,38 @@ func FuzzReadRound(f *testing.F) {
 			t.Fatalf("retry fields %s are not JSON", obj)
 		}
 	})
+}
+
+// A server's inputRequests become real requests to a 2025 client: only
+// the three kinds mrtr allows, with object params (or none), may pass.
+func TestReadRoundRefusesWhatIsNoInputRequest(t *testing.T) {
+	for _, tc := range []struct {
+		requests string
+		ok       bool
+	}{
+		{`{"a":{"method":"roots/list"}}`, true},
+		{`{"a":{"method":"roots/list","params":null}}`, true},
+		{`{"a":{"method":"elicitation/create","params":{"message":"m"}}}`, true},
+		{`{"a":{"method":"sampling/createMessage","params":{"messages":[]}}}`, true},
+		{`{"a":{"method":"tools/call","params":{"name":"x"}}}`, false},
+		{`{"a":{"method":"","params":{}}}`, false},
+		{`{"a":{"params":{}}}`, false},
+		{`{"a":{"method":"roots/list","params":[1,2]}}`, false},
+		{`{"a":{"method":"elicitation/create","params":"text"}}`, false},
+		{`{"a":{"method":"sampling/createMessage","params":5}}`, false},
+		{`{"a":{"method":"roots/list"},"b":{"method":"ping"}}`, false},
+	} {
+		var m wire.Message
+		raw := wire.ResultResponse([]byte("1"), []byte(`{"resultType":"input_required","inputRequests":`+tc.requests+`}`))
+		if err := wire.Parse(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadRound(&m)
+		if tc.ok && err != nil {
+			t.Errorf("%s: %v", tc.requests, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrBadInputRequest) {
+			t.Errorf("%s: err = %v, want ErrBadInputRequest", tc.requests, err)
+		}
+	}
 }

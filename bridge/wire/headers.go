@@ -16,6 +16,13 @@ const (
 	HeaderSessionID       = "Mcp-Session-Id"
 )
 
+// MediaType returns a media type without parameters or spaces; it does not
+// allocate (mime.ParseMediaType did, three times per request).
+func MediaType(v string) string {
+	v, _, _ = strings.Cut(v, ";")
+	return strings.TrimSpace(v)
+}
+
 const (
 	sentinelPrefix = "=?base64?"
 	sentinelSuffix = "?="

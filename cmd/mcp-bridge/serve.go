@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/telemetry"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // adoptOrphans is set by main: only the real binary reaps inherited
@@ -229,9 +230,5 @@ func isLoopbackAddr(addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if host == "localhost" {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
+	return outbound.LoopbackHost(host), nil
 }

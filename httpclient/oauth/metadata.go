@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // ResourceMetadata is an OAuth 2.0 Protected Resource Metadata document
@@ -133,19 +134,10 @@ func checkSecure(name, raw string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s %q: %v", ErrMetadata, name, raw, err)
 	}
-	if strings.EqualFold(u.Scheme, "https") || (strings.EqualFold(u.Scheme, "http") && loopbackHost(u.Hostname())) {
+	if strings.EqualFold(u.Scheme, "https") || (strings.EqualFold(u.Scheme, "http") && outbound.LoopbackHost(u.Hostname())) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s %s is neither https nor on a loopback host; refusing to send a registration, code or token request there", ErrInsecure, name, raw)
-}
-
-// loopbackHost reports localhost and loopback IP literals.
-func loopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // SupportsPKCE applies 2025-11-25 authorization §Authorization Code

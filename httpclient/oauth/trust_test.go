@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
 // An authorization request that asks for offline_access carries
@@ -268,7 +270,7 @@ func TestInsecureAuthorizationServer(t *testing.T) {
 	defer proxy.Close()
 	pu, _ := url.Parse(proxy.URL)
 	proxyTr := &http.Transport{Proxy: func(r *http.Request) (*url.URL, error) {
-		if loopbackHost(r.URL.Hostname()) {
+		if outbound.LoopbackHost(r.URL.Hostname()) {
 			return nil, nil
 		}
 		return pu, nil

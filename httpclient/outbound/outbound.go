@@ -152,3 +152,15 @@ func RedactString(raw string) string {
 	}
 	return Redact(u)
 }
+
+// LoopbackHost reports whether host (a name or an IP literal, no port) is
+// this machine's loopback as any resolver sees it: "localhost" or a
+// loopback IP. It is the one rule of the binary's "plain http only on
+// loopback" and "a loopback listener" checks.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

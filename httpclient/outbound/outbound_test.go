@@ -228,3 +228,16 @@ func mustParse(t *testing.T, s string) *url.URL {
 	}
 	return u
 }
+
+// TestLoopbackHost: the one loopback rule of the plain-http and
+// loopback-listener checks (auth's browser-facing names add .localhost).
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.9.9.9": true, "::1": true,
+		"0.0.0.0": false, "example.com": false, "app.localhost": false, "": false,
+	} {
+		if got := LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package connect
+package remote
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // the negotiated version, the host's handshake (for replay after a 404),
 // and the standalone GET stream.
 type legacySession struct {
-	b *Bridge
+	r *Remote
 
 	mu          sync.Mutex
 	version     string // negotiated protocolVersion
@@ -58,7 +58,7 @@ func (s *legacySession) beforeInitialize(m *wire.Message) {
 	s.mu.Unlock()
 	// A new handshake starts a new session.
 	s.stopGet()
-	s.b.client.SetSessionID("")
+	s.r.client.SetSessionID("")
 }
 
 func (s *legacySession) initializeResult(m *wire.Message) {
@@ -66,7 +66,7 @@ func (s *legacySession) initializeResult(m *wire.Message) {
 		s.mu.Lock()
 		s.version = v
 		s.mu.Unlock()
-		s.b.log.Info().Str("protocol", v).Bool("session", s.b.client.SessionID() != "").Msg("remote session initialized")
+		s.r.log.Info().Str("protocol", v).Bool("session", s.r.client.SessionID() != "").Msg("remote session initialized")
 	}
 }
 
@@ -92,21 +92,21 @@ func (s *legacySession) onInitialized(raw []byte) {
 // startGet opens the standalone GET stream; the returned channel is closed
 // once the first connection attempt is over (open, refused or failed).
 func (s *legacySession) startGet() <-chan struct{} {
-	b := s.b
+	r := s.r
 	ready := make(chan struct{})
 	s.mu.Lock()
-	if s.getCancel != nil || b.streamCtx.Err() != nil {
+	if s.getCancel != nil || r.streamCtx.Err() != nil {
 		s.mu.Unlock()
 		close(ready)
 		return ready
 	}
-	ctx, cancel := context.WithCancel(b.streamCtx)
+	ctx, cancel := context.WithCancel(r.streamCtx)
 	done := make(chan struct{})
 	s.getCancel, s.getDone = cancel, done
 	s.mu.Unlock()
 	hdr := s.header()
-	if !b.streams.Go(func() { s.runGet(ctx, hdr, ready, done) }) {
-		// Run has joined the streams: none starts now.
+	if !r.streams.Go(func() { s.runGet(ctx, hdr, ready, done) }) {
+		// Close has joined the streams: none starts now.
 		cancel()
 		close(done)
 		close(ready)
@@ -117,10 +117,10 @@ func (s *legacySession) startGet() <-chan struct{} {
 // runGet is the standalone GET stream's goroutine: ready is closed after
 // the first connection attempt, done when the stream has ended.
 func (s *legacySession) runGet(ctx context.Context, hdr http.Header, ready, done chan struct{}) {
-	b := s.b
+	r := s.r
 	defer close(done)
-	sid := b.client.SessionID()
-	err := b.client.ListenReady(ctx, hdr, b.unsolicited, func(error) { close(ready) })
+	sid := r.client.SessionID()
+	err := r.client.ListenReady(ctx, hdr, r.cfg.Unsolicited, func(error) { close(ready) })
 	select {
 	case <-ready:
 	default:
@@ -129,13 +129,13 @@ func (s *legacySession) runGet(ctx context.Context, hdr http.Header, ready, done
 	var se *httpclient.StatusError
 	switch {
 	case errors.Is(err, httpclient.ErrNoStream):
-		b.log.Debug().Msg("remote offers no GET stream (405)")
-	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && ctx.Err() == nil && b.sseStreamLost(sid):
+		r.log.Debug().Msg("remote offers no GET stream (405)")
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound && ctx.Err() == nil && r.sseStreamLost(sid):
 		// HTTP+SSE: the stream was the session (transport.go).
 	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
-		b.log.Info().Msg("GET stream: session gone (404); the next request re-initializes")
+		r.log.Info().Msg("GET stream: session gone (404); the next request re-initializes")
 	case err != nil && ctx.Err() == nil:
-		b.log.Warn().Err(err).Msg("GET stream ended")
+		r.log.Warn().Err(err).Msg("GET stream ended")
 	}
 }
 
@@ -156,8 +156,8 @@ func (s *legacySession) stopGet() {
 func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error {
 	s.reinitMu.Lock()
 	defer s.reinitMu.Unlock()
-	b := s.b
-	if b.client.SessionID() != staleSID {
+	r := s.r
+	if r.client.SessionID() != staleSID {
 		return nil // someone else already did it
 	}
 	s.mu.Lock()
@@ -167,32 +167,32 @@ func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error
 		return errors.New("no initialize to replay")
 	}
 	s.stopGet()
-	b.client.SetSessionID("")
-	b.log.Info().Msg("remote session expired (404): re-initializing with the host's handshake")
+	r.client.SetSessionID("")
+	r.log.Info().Msg("remote session expired (404): re-initializing with the host's handshake")
 
 	var m wire.Message
 	if err := wire.Parse(initMsg, &m); err != nil {
 		return err
 	}
-	id := b.mintID("reinit")
+	id := r.MintID("reinit")
 	body := wire.Splice(initMsg, wire.Edit{Span: m.ID, Value: id})
-	resp, err := b.client.Post(ctx, body, nil)
+	resp, err := r.client.Post(ctx, body, nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Close()
-	r, err := awaitResponse(resp, id, nil)
+	rm, err := AwaitResponse(resp, id, nil)
 	if err != nil {
 		return errors.New("no initialize result")
 	}
-	if r.Error.Present() {
-		return errors.New("initialize failed: " + string(r.Bytes(r.Error)))
+	if rm.Error.Present() {
+		return errors.New("initialize failed: " + string(rm.Bytes(rm.Error)))
 	}
-	s.initializeResult(r)
+	s.initializeResult(rm)
 	if initialized == nil {
 		initialized = wire.Notification("notifications/initialized", nil)
 	}
-	nresp, err := b.client.Post(ctx, initialized, s.header())
+	nresp, err := r.client.Post(ctx, initialized, s.header())
 	if err != nil {
 		return err
 	}
@@ -206,12 +206,35 @@ func (s *legacySession) reinitialize(ctx context.Context, staleSID string) error
 // "SHOULD send an HTTP DELETE").
 func (s *legacySession) terminate() {
 	s.stopGet()
-	if s.b.client.SessionID() == "" {
+	if s.r.client.SessionID() == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := s.b.client.Terminate(ctx, s.header()); err != nil {
-		s.b.log.Debug().Err(err).Msg("DELETE of the remote session")
+	if err := s.r.client.Terminate(ctx, s.header()); err != nil {
+		s.r.log.Debug().Err(err).Msg("DELETE of the remote session")
 	}
 }
+
+// The session as the host side drives it.
+
+// BeforeInitialize takes the host's initialize (m) before it is sent: a
+// new handshake starts a new session, and is kept for replay.
+func (r *Remote) BeforeInitialize(m *wire.Message) { r.sess.beforeInitialize(m) }
+
+// InitializeResult takes the remote's answer to initialize (m): the
+// negotiated version.
+func (r *Remote) InitializeResult(m *wire.Message) { r.sess.initializeResult(m) }
+
+// Initialized takes the host's notifications/initialized (raw) once the
+// remote got it, and opens the GET stream (onInitialized).
+func (r *Remote) Initialized(raw []byte) { r.sess.onInitialized(raw) }
+
+// Handshake returns the host's initialize request, nil before one.
+func (r *Remote) Handshake() []byte { return r.sess.handshake() }
+
+// Negotiated returns the session's protocol version, "" before one.
+func (r *Remote) Negotiated() string { return r.sess.negotiated() }
+
+// SessionHeader returns the headers a request in the session carries.
+func (r *Remote) SessionHeader() http.Header { return r.sess.header() }

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"strconv"
@@ -25,13 +25,13 @@ type legacyAsks struct {
 }
 
 type legacyAsk struct {
-	s       *session
+	s       Session
 	childID []byte // the child's id, verbatim
 }
 
 // mint records a request of the child delivered to s and returns the
 // message as s sees it, or nil when too many requests are unanswered.
-func (a *legacyAsks) mint(s *session, m *wire.Message) []byte {
+func (a *legacyAsks) mint(s Session, m *wire.Message) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.byID) >= maxAsks {
@@ -48,7 +48,7 @@ func (a *legacyAsks) mint(s *session, m *wire.Message) []byte {
 
 // answer maps a response of s back to the child's id; ok is false when it
 // answers no request delivered to s.
-func (a *legacyAsks) answer(s *session, m *wire.Message) (msg []byte, ok bool) {
+func (a *legacyAsks) answer(s Session, m *wire.Message) (msg []byte, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ask, found := a.byID[string(m.IDBytes())]
@@ -61,7 +61,7 @@ func (a *legacyAsks) answer(s *session, m *wire.Message) (msg []byte, ok bool) {
 
 // drop forgets an ended session's requests and returns the child's ids,
 // which the caller answers with an error so that the child stops waiting.
-func (a *legacyAsks) drop(s *session) [][]byte {
+func (a *legacyAsks) drop(s Session) [][]byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var ids [][]byte
@@ -72,16 +72,4 @@ func (a *legacyAsks) drop(s *session) [][]byte {
 		}
 	}
 	return ids
-}
-
-// relayResponse hands a client's response to a server-to-client request
-// to the session's child. ok is false when the child is shared and the
-// response answers no request delivered to this session.
-func (s *session) relayResponse(m *wire.Message) (ok bool, err error) {
-	if l := s.t.shared; l != nil {
-		return l.answer(s, m)
-	}
-	// The session's own child: its ids were never rewritten.
-	c := s.child()
-	return true, c.send(c.internalAnswer(clone(m.Raw))) // task ids: tasks.go
 }

@@ -1,4 +1,4 @@
-package connect
+package remote
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // remote. Its session is its stream: when the stream ends, requests in
 // flight get errors (the transport cannot resume), and the next request
 // meets a 404 and replays the host's handshake on a new stream, as for a
-// Streamable HTTP session the remote forgot (legacyremote.go). A stream
+// Streamable HTTP session the remote forgot (session.go). A stream
 // that breaks while the host is idle is re-established at once, with
 // backoff, so that the server's notifications reach the host again
 // without waiting for its next request (sseStreamLost).
@@ -28,12 +28,12 @@ import (
 // SSE output) is passed 2026-07-28 messages as they are.
 
 // checkTransport refuses an unknown Transport.
-func (c *Config) checkTransport() error {
-	switch c.Transport {
+func checkTransport(t httpclient.Transport) error {
+	switch t {
 	case "", httpclient.TransportAuto, httpclient.TransportStreamableHTTP, httpclient.TransportSSE:
 		return nil
 	}
-	return fmt.Errorf("connect: unknown transport %q (want auto, streamable-http or sse)", c.Transport)
+	return fmt.Errorf("remote: unknown transport %q (want auto, streamable-http or sse)", t)
 }
 
 // sseRecovery paces the re-establishment of broken HTTP+SSE streams
@@ -53,7 +53,7 @@ func (r *sseRecovery) next() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bo == nil || (!r.opened.IsZero() && time.Since(r.opened) > sseStableAfter) {
-		r.bo = listenBackoff()
+		r.bo = ListenBackoff()
 		r.opened = time.Time{}
 	}
 	return r.bo.NextBackOff()
@@ -70,32 +70,32 @@ func (r *sseRecovery) reopened() {
 // re-establishes the session on a new stream itself, on a goroutine of
 // its own (reinitialize stops the GET stream, whose goroutine this is),
 // and reports true. On Streamable HTTP it does nothing and reports false.
-func (b *Bridge) sseStreamLost(sid string) bool {
-	if !b.client.SpeaksSSE() {
+func (r *Remote) sseStreamLost(sid string) bool {
+	if !r.client.SpeaksSSE() {
 		return false
 	}
-	b.log.Info().Msg("HTTP+SSE stream lost: re-establishing the session on a new stream")
-	// Refused once Run has joined the streams: the bridge is stopping.
-	b.streams.Go(func() { b.reestablishSSE(sid) })
+	r.log.Info().Msg("HTTP+SSE stream lost: re-establishing the session on a new stream")
+	// Refused once Close has joined the streams: the bridge is stopping.
+	r.streams.Go(func() { r.reestablishSSE(sid) })
 	return true
 }
 
-func (b *Bridge) reestablishSSE(sid string) {
-	ctx := b.streamCtx
+func (r *Remote) reestablishSSE(sid string) {
+	ctx := r.streamCtx
 	for {
-		wait := b.sseRec.next()
-		if !sleepCtx(ctx, wait) || b.sess.handshake() == nil {
+		wait := r.sseRec.next()
+		if !SleepCtx(ctx, wait) || r.sess.handshake() == nil {
 			return
 		}
-		err := b.sess.reinitialize(ctx, sid)
+		err := r.sess.reinitialize(ctx, sid)
 		if err == nil {
-			b.sseRec.reopened()
+			r.sseRec.reopened()
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		b.log.Warn().Err(err).Msg("HTTP+SSE: re-establishing the session failed; retrying")
-		sid = b.client.SessionID()
+		r.log.Warn().Err(err).Msg("HTTP+SSE: re-establishing the session failed; retrying")
+		sid = r.client.SessionID()
 	}
 }

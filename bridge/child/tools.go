@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"context"
@@ -19,21 +19,21 @@ import (
 // gets the rest passed through unchecked, like tools not seen yet.
 const maxCachedTools = 4096
 
-type toolCache struct {
+type ToolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding // tool name -> bindings (nil: none)
-	support  tasks.ToolSupport              // a legacy child's tools' execution.taskSupport (tasks_translate.go)
+	support  tasks.ToolSupport              // a legacy child's tools' execution.taskSupport (TaskSupport)
 }
 
-func (t *toolCache) lookup(name string) ([]wire.ParamBinding, bool) {
+func (t *ToolCache) Lookup(name string) ([]wire.ParamBinding, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b, ok := t.bindings[name]
 	return b, ok
 }
 
-// absorb records the tools of one tools/list result page.
-func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
+// Absorb records the tools of one tools/list result page.
+func (t *ToolCache) Absorb(raw []byte, result wire.Span) (nextCursor string) {
 	tools, ok := wire.Field(raw, result, "tools")
 	if !ok {
 		return ""
@@ -76,7 +76,7 @@ func (t *toolCache) absorb(raw []byte, result wire.Span) (nextCursor string) {
 // prefetch lists every tool of a newly started child; base holds the
 // params every page request carries (the _meta envelope for a modern
 // child, nothing for a legacy one).
-func (t *toolCache) prefetch(ctx context.Context, conn *childConn, base []byte) {
+func (t *ToolCache) prefetch(ctx context.Context, conn *Conn, base []byte) {
 	cursor := ""
 	for range 100 { // bounded: a child that pages forever is not our problem
 		params := base
@@ -87,11 +87,11 @@ func (t *toolCache) prefetch(ctx context.Context, conn *childConn, base []byte) 
 				params = append(append(params[:len(params)-1], ','), base[1:]...)
 			}
 		}
-		resp, err := conn.request(ctx, "tools/list", params)
+		resp, err := conn.Request(ctx, "tools/list", params)
 		if err != nil || !resp.Result.Present() {
 			return
 		}
-		if cursor = t.absorb(resp.Raw, resp.Result); cursor == "" {
+		if cursor = t.Absorb(resp.Raw, resp.Result); cursor == "" {
 			return
 		}
 	}

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"context"
@@ -12,60 +12,64 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
-// warmPool keeps Config.WarmChildren children started ahead of time for
+// WarmPool keeps Config.WarmChildren children started ahead of time for
 // new legacy sessions with a child of their own (--warm-children). Node
 // servers take 0.3-1.7 s to boot; a host that opens a session and calls a
 // tool at once (Codex) otherwise starts its turn before the tools exist.
 // A warm child is started after the era probe, so it is known to be a
 // command that speaks the handshake era; it sees nothing until its
 // session's initialize, which carries that client's own capabilities.
-type warmPool struct {
-	h     *Handler
+type WarmPool struct {
+	env   *Env
+	first *Shared         // the Handler's first child, whose era probe decides
 	ready chan *warmChild // at most WarmChildren
 	taken chan struct{}   // a child was taken: start another
 }
 
 type warmChild struct {
-	conn *childConn
+	conn *Conn
 	host *stdiohost.Host
 	to   *warmOwner
 }
 
 // warmOwner routes a warm child's messages to the session that took it;
 // before that there is none, and a child that speaks first is ignored.
-type warmOwner struct{ s atomic.Pointer[session] }
+type warmOwner struct{ s atomic.Pointer[Owner] }
 
-func (o *warmOwner) unrouted(c *childConn, m *wire.Message) {
+func (o *warmOwner) Unrouted(c *Conn, m *wire.Message) {
 	if s := o.s.Load(); s != nil {
-		s.unrouted(c, m)
+		(*s).Unrouted(c, m)
 	}
 }
 
-func (o *warmOwner) childRequest(c *childConn, m *wire.Message) {
+func (o *warmOwner) ChildRequest(c *Conn, m *wire.Message) {
 	if s := o.s.Load(); s != nil {
-		s.childRequest(c, m)
+		(*s).ChildRequest(c, m)
 		return
 	}
-	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: no client yet", nil))
+	c.Send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: no client yet", nil))
 }
 
-func newWarmPool(h *Handler) *warmPool {
-	n := h.cfg.WarmChildren
-	if n <= 0 || h.cfg.sessionMode() != SessionAuto {
+// NewWarmPool returns the pool of env.WarmChildren, nil when there are
+// none to keep (the front asks for none unless each legacy session has a
+// child of its own).
+func NewWarmPool(env *Env, first *Shared) *WarmPool {
+	n := env.WarmChildren
+	if n <= 0 {
 		return nil
 	}
-	return &warmPool{h: h, ready: make(chan *warmChild, n), taken: make(chan struct{}, 1)}
+	return &WarmPool{env: env, first: first, ready: make(chan *warmChild, n), taken: make(chan struct{}, 1)}
 }
 
-// run keeps the pool full until ctx ends, then stops every warm child.
-func (p *warmPool) run(ctx context.Context) {
+// Run keeps the pool full until ctx ends, then stops every warm child.
+func (p *WarmPool) Run(ctx context.Context) {
 	defer p.drain()
 	select {
-	case <-p.h.shared.known:
+	case <-p.first.known:
 	case <-ctx.Done():
 		return
 	}
-	if !p.h.shared.eras.legacy {
+	if !p.first.eras.legacy {
 		return // sessions ride on the shared child: nothing to keep warm
 	}
 	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(250*time.Millisecond), backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0))
@@ -97,29 +101,30 @@ func (p *warmPool) run(ctx context.Context) {
 // send requests other than pings before the server has responded to the
 // initialize request"): any answer, error or not, shows it reads its
 // input, so it has booted.
-func (p *warmPool) start(ctx context.Context) *warmChild {
+func (p *WarmPool) start(ctx context.Context) *warmChild {
 	to := &warmOwner{}
-	conn := newChildConn(&p.h.ids, to, p.h.log.With().Str("child", "warm").Logger())
-	host, err := startHost(p.h, conn)
+	conn := NewConn(&p.env.IDs, to, p.env.Log.With().Str("child", "warm").Logger())
+	host, err := p.env.StartHost(conn)
 	if err != nil {
-		p.h.warn.Warn(p.h.log, "warm_start").Err(err).Msg("cannot start a warm child")
+		p.env.Warn.Warn(p.env.Log, "warm_start").Err(err).Msg("cannot start a warm child")
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.h.cfg.startTimeout())
+	ctx, cancel := context.WithTimeout(ctx, p.env.StartTimeout)
 	defer cancel()
-	if _, err := conn.request(ctx, "ping", nil); err != nil {
+	if _, err := conn.Request(ctx, "ping", nil); err != nil {
 		if ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			p.h.warn.Warn(p.h.log, "warm_ping").Err(err).Msg("a warm child did not answer ping; stopped")
+			p.env.Warn.Warn(p.env.Log, "warm_ping").Err(err).Msg("a warm child did not answer ping; stopped")
 		}
 		host.Close()
-		conn.failAll("warm child stopped", nil)
+		conn.FailAll("warm child stopped", nil)
 		return nil
 	}
 	return &warmChild{conn: conn, host: host, to: to}
 }
 
-// take returns a warm child for s, or nils when none is ready.
-func (p *warmPool) take(s *session) (*childConn, *stdiohost.Host) {
+// Take returns a warm child for s, whose messages go to s from now on, or
+// nils when none is ready.
+func (p *WarmPool) Take(s Owner) (*Conn, *stdiohost.Host) {
 	if p == nil {
 		return nil, nil
 	}
@@ -140,12 +145,12 @@ func (p *warmPool) take(s *session) (*childConn, *stdiohost.Host) {
 			continue
 		default:
 		}
-		wc.to.s.Store(s)
+		wc.to.s.Store(&s)
 		return wc.conn, wc.host
 	}
 }
 
-func (p *warmPool) drain() {
+func (p *WarmPool) drain() {
 	for {
 		select {
 		case wc := <-p.ready:
@@ -155,3 +160,6 @@ func (p *warmPool) drain() {
 		}
 	}
 }
+
+// Ready returns how many warm children wait for a session.
+func (p *WarmPool) Ready() int { return len(p.ready) }

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"context"
@@ -13,10 +13,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
 )
 
-// ModernVersion is the 2026-07-28 protocol revision, the one stateless
-// clients send in every request's _meta.
-const ModernVersion = translate.Modern
-
 // probeMeta is the _meta envelope of the bridge's own requests to a child.
 var probeMeta = string(translate.ProbeParams(translate.Modern, nil, []byte(`{"name":"mcp-bridge","version":"1"}`)))
 
@@ -28,7 +24,7 @@ var probeMeta = string(translate.ProbeParams(translate.Modern, nil, []byte(`{"na
 // (translate.Covers).
 const bridgeCapabilities = `{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`
 
-// sharedChild is the one child that every modern (2026-07-28) client
+// Shared is the one child that every modern (2026-07-28) client
 // shares: the requests are stateless, so one process serves them all once
 // ids, progress tokens and subscription ids are kept apart.
 //
@@ -37,18 +33,18 @@ const bridgeCapabilities = `{"sampling":{"tools":{}},"elicitation":{"form":{},"u
 // adds resultType to results, serves subscriptions/listen from the child's
 // notifications, maps per-request log levels onto logging/setLevel, and
 // turns the child's server-to-client requests into input rounds.
-type sharedChild struct {
-	h      *Handler
-	conn   atomic.Pointer[childConn]
-	tools  toolCache
+type Shared struct {
+	env    *Env
+	conn   atomic.Pointer[Conn]
+	Tools  ToolCache
 	eras   eras
 	known  chan struct{} // closed once eras is set
-	listen translate.ListenHub
+	Listen translate.ListenHub
 	mrtr   suspensions
 	adopt  *prober // a probe sibling that becomes the first child
 	// from is the Handler's first child when this one serves another
 	// principal: the era probe's verdict is taken from it.
-	from *sharedChild
+	from *Shared
 	who  auth.Principal
 	// ctx is the run's: a start in progress ends with it (Close).
 	ctx context.Context
@@ -70,26 +66,27 @@ type sharedChild struct {
 	levelMu sync.Mutex
 	level   string // the legacy child's current logging level
 
-	// urls are a legacy child's completed URL elicitations (urlelicit.go).
-	urls translate.Completions
+	// URLs are a legacy child's completed URL elicitations (serve's
+	// urlelicit.go).
+	URLs translate.Completions
 }
 
-func newSharedChild(h *Handler) *sharedChild {
-	s := &sharedChild{h: h, known: make(chan struct{}), readyCh: make(chan struct{}), exitCh: make(chan struct{})}
+func NewShared(env *Env) *Shared {
+	s := &Shared{env: env, known: make(chan struct{}), readyCh: make(chan struct{}), exitCh: make(chan struct{})}
 	s.mrtr.init(s)
 	return s
 }
 
-// translating reports whether modern clients need translation to reach
+// Translating reports whether modern clients need translation to reach
 // the child. It waits for the era probe, at most the start timeout (and not
 // at all through a crash loop); false when it is not known by then.
-func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
+func (s *Shared) Translating(ctx context.Context) (bool, bool) {
 	select {
 	case <-s.known:
 		return !s.eras.modern, true
 	default:
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.startTimeout())
+	ctx, cancel := context.WithTimeout(ctx, s.env.StartTimeout)
 	defer cancel()
 	for {
 		s.mu.Lock()
@@ -104,20 +101,20 @@ func (s *sharedChild) translating(ctx context.Context) (bool, bool) {
 		case <-exit:
 		case <-ctx.Done():
 			return false, false
-		case <-s.h.closing.Done():
+		case <-s.env.Closing:
 			return false, false
 		}
 	}
 }
 
 // setPrincipal records whom the child serves (ChildPerPrincipal), for logs.
-func (s *sharedChild) setPrincipal(p auth.Principal) {
+func (s *Shared) setPrincipal(p auth.Principal) {
 	s.mu.Lock()
 	s.who = p
 	s.mu.Unlock()
 }
 
-func (s *sharedChild) label() string {
+func (s *Shared) label() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.from == nil && s.who == (auth.Principal{}) {
@@ -126,7 +123,7 @@ func (s *sharedChild) label() string {
 	return "shared:" + s.who.String()
 }
 
-func (s *sharedChild) run(ctx context.Context) {
+func (s *Shared) Run(ctx context.Context) {
 	s.ctx = ctx
 	if s.from != nil {
 		select {
@@ -151,27 +148,27 @@ func (s *sharedChild) run(ctx context.Context) {
 	sup := &stdiohost.Supervisor{
 		Start:          s.launch,
 		OnExit:         s.exited,
-		InitialBackoff: s.h.cfg.RestartBackoff,
-		Logger:         s.h.log,
-		Watch:          s.h.crash,
+		InitialBackoff: s.env.RestartBackoff,
+		Logger:         s.env.Log,
+		Watch:          s.env.Crash,
 	}
 	sup.Run(ctx)
 	if c := s.conn.Swap(nil); c != nil {
-		c.failAll("mcp-bridge is shutting down", nil)
+		c.FailAll("mcp-bridge is shutting down", nil)
 	}
 	s.mrtr.closeAll()
 }
 
-func (s *sharedChild) launch() (*stdiohost.Host, error) {
-	var conn *childConn
+func (s *Shared) launch() (*stdiohost.Host, error) {
+	var conn *Conn
 	var host *stdiohost.Host
 	var first *wire.Message // the child's answer to the bridge's first request
 	if p := s.adopt; p != nil {
 		s.adopt = nil
 		conn, host, first = p.conn, p.host, p.resp
 	} else {
-		conn = newChildConn(&s.h.ids, s, s.h.log.With().Str("child", s.label()).Logger())
-		h, err := startHost(s.h, conn)
+		conn = NewConn(&s.env.IDs, s, s.env.Log.With().Str("child", s.label()).Logger())
+		h, err := s.env.StartHost(conn)
 		if err != nil {
 			s.setState(false, nil, err.Error())
 			return nil, err
@@ -187,7 +184,7 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 	} else {
 		s.initialize(conn, first)
 	}
-	if reason := s.notReady(); reason != "" {
+	if reason := s.NotReady(); reason != "" {
 		select {
 		case <-host.Exited():
 			return host, nil // it died: a crash, the supervisor's to handle
@@ -200,7 +197,7 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 		// stopped, and the supervisor starts another after its backoff
 		// (/readyz says why meanwhile). Left running, a child that missed
 		// its one handshake would stay unusable for good.
-		s.h.log.Warn().Str("reason", reason).Msg("MCP server did not finish starting; stopping it and retrying")
+		s.env.Log.Warn().Str("reason", reason).Msg("MCP server did not finish starting; stopping it and retrying")
 		host.Close()
 		return host, nil
 	}
@@ -218,16 +215,23 @@ func (s *sharedChild) launch() (*stdiohost.Host, error) {
 	return host, nil
 }
 
-// connection returns the shared child's connection, waiting up to the
+// Current returns the child's connection, nil while none is ready.
+func (s *Shared) Current() *Conn { return s.conn.Load() }
+
+// SpeaksLegacy reports whether the era probe found the handshake era
+// (known once Translating has returned true).
+func (s *Shared) SpeaksLegacy() bool { return s.eras.legacy }
+
+// Connection returns the shared child's connection, waiting up to the
 // probe timeout while it starts or restarts.
-func (s *sharedChild) connection(ctx context.Context) *childConn {
+func (s *Shared) Connection(ctx context.Context) *Conn {
 	if c := s.conn.Load(); c != nil {
 		return c
 	}
 	// At most the start timeout: a child still starting keeps the request
 	// (within the client's own deadline, its context) rather than 503 at
 	// once, and a request that waited through the era probe waits on.
-	ctx, cancel := context.WithTimeout(ctx, s.h.cfg.startTimeout())
+	ctx, cancel := context.WithTimeout(ctx, s.env.StartTimeout)
 	defer cancel()
 	for {
 		s.mu.Lock()
@@ -253,7 +257,7 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 			// it cleared conn, so the next round waits on the new one.
 		case <-ctx.Done():
 			return nil
-		case <-s.h.closing.Done():
+		case <-s.env.Closing:
 			return nil
 		}
 	}
@@ -261,12 +265,12 @@ func (s *sharedChild) connection(ctx context.Context) *childConn {
 
 // probe asks a new child for its server/discover result: the versions it
 // supports (for -32022 answers) and that it answers at all (/readyz).
-func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.h.cfg.startTimeout())
+func (s *Shared) probe(conn *Conn, resp *wire.Message) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.env.StartTimeout)
 	defer cancel()
 	if resp == nil {
 		var err error
-		if resp, err = conn.request(ctx, "server/discover", []byte(probeMeta)); err != nil {
+		if resp, err = conn.Request(ctx, "server/discover", []byte(probeMeta)); err != nil {
 			s.setState(false, nil, "MCP server did not answer server/discover: "+err.Error())
 			return
 		}
@@ -284,23 +288,23 @@ func (s *sharedChild) probe(conn *childConn, resp *wire.Message) {
 			s.discover = clone(resp.Bytes(resp.Result))
 			s.mu.Unlock()
 			if r.Capabilities.Tools != nil {
-				s.tools.prefetch(ctx, conn, []byte(probeMeta))
+				s.Tools.prefetch(ctx, conn, []byte(probeMeta))
 			}
 		}
 	}
 	s.setState(true, versions, "")
-	s.h.log.Info().Strs("versions", versions).Msg("MCP server ready")
+	s.env.Log.Info().Strs("versions", versions).Msg("MCP server ready")
 }
 
 // initialize performs the handshake with a legacy-only child on behalf of
 // every modern client (2025-11-25 lifecycle: initialize, then
 // notifications/initialized), and derives the DiscoverResult from it.
-func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.h.cfg.startTimeout())
+func (s *Shared) initialize(conn *Conn, resp *wire.Message) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.env.StartTimeout)
 	defer cancel()
 	var err error
 	if resp == nil {
-		resp, err = conn.request(ctx, "initialize", s.h.bridgeInitParams())
+		resp, err = conn.Request(ctx, "initialize", s.env.bridgeInitParams())
 	}
 	if err != nil || !resp.Result.Present() {
 		reason := "MCP server did not answer initialize"
@@ -312,7 +316,7 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 		s.setState(false, nil, reason)
 		return
 	}
-	conn.send(wire.Notification("notifications/initialized", nil))
+	conn.Send(wire.Notification("notifications/initialized", nil))
 	s.levelMu.Lock()
 	s.level = ""
 	s.levelMu.Unlock()
@@ -321,36 +325,36 @@ func (s *sharedChild) initialize(conn *childConn, resp *wire.Message) {
 	s.mu.Unlock()
 	if caps, ok := wire.Field(resp.Raw, resp.Result, "capabilities"); ok {
 		if _, ok := wire.Field(resp.Raw, caps, "tools"); ok {
-			s.tools.prefetch(ctx, conn, []byte("{}"))
+			s.Tools.prefetch(ctx, conn, []byte("{}"))
 		}
 	}
 	s.resubscribe(conn)
-	s.setState(true, []string{ModernVersion}, "")
-	s.h.log.Info().Msg("MCP server ready (legacy child, translated for 2026-07-28 clients)")
+	s.setState(true, []string{translate.Modern}, "")
+	s.env.Log.Info().Msg("MCP server ready (legacy child, translated for 2026-07-28 clients)")
 }
 
-// discoverResult returns the DiscoverResult clients get.
-func (s *sharedChild) discoverResult() []byte {
+// DiscoverResult returns the DiscoverResult clients get.
+func (s *Shared) DiscoverResult() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.discover
 }
 
-// setLevel maps a request's _meta logLevel onto the legacy child's
-// logging/setLevel, which is per connection in that era.
-func (s *sharedChild) setLevel(ctx context.Context, conn *childConn, level string) {
+// SetLevel maps a request's _meta logLevel onto the legacy child's
+// logging/SetLevel, which is per connection in that era.
+func (s *Shared) SetLevel(ctx context.Context, conn *Conn, level string) {
 	s.levelMu.Lock()
 	defer s.levelMu.Unlock()
 	if s.level == level {
 		return
 	}
 	params := append(wire.AppendString([]byte(`{"level":`), level), '}')
-	if resp, err := conn.request(ctx, "logging/setLevel", params); err == nil && resp.Result.Present() {
+	if resp, err := conn.Request(ctx, "logging/setLevel", params); err == nil && resp.Result.Present() {
 		s.level = level
 	}
 }
 
-func (s *sharedChild) setState(ready bool, versions []string, reason string) {
+func (s *Shared) setState(ready bool, versions []string, reason string) {
 	s.mu.Lock()
 	s.ready, s.lastError = ready, reason
 	if versions != nil {
@@ -365,7 +369,7 @@ func (s *sharedChild) setState(ready bool, versions []string, reason string) {
 	s.mu.Unlock()
 }
 
-func (s *sharedChild) exited(host *stdiohost.Host) {
+func (s *Shared) exited(host *stdiohost.Host) {
 	reason, msg := "MCP server process exited; restarting", "mcp-bridge: the MCP server process exited"
 	if host.Hung() {
 		reason = "MCP server stopped reading its stdin (write timed out); killed, restarting"
@@ -377,7 +381,7 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 	}
 	s.mu.Unlock()
 	s.setState(false, nil, reason)
-	s.h.tel.Restarted()
+	s.env.Tel.Restarted()
 	s.mu.Lock()
 	select {
 	case <-s.readyCh:
@@ -396,7 +400,7 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 	s.exitCh = make(chan struct{})
 	s.mu.Unlock()
 	if c != nil {
-		c.failAll(msg, host.Err())
+		c.FailAll(msg, host.Err())
 	}
 }
 
@@ -404,8 +408,8 @@ func (s *sharedChild) exited(host *stdiohost.Host) {
 // before requests stop waiting for the next one.
 const crashLoop = 3
 
-// notReady returns why /readyz should fail, or "".
-func (s *sharedChild) notReady() string {
+// NotReady returns why /readyz should fail, or "".
+func (s *Shared) NotReady() string {
 	if c := s.conn.Load(); c != nil {
 		if h := c.host.Load(); h != nil && h.Hung() {
 			return "MCP server stopped reading its stdin (write timed out); killed, restarting"
@@ -422,9 +426,9 @@ func (s *sharedChild) notReady() string {
 	return "MCP server starting"
 }
 
-// supported returns the modern versions the child supports. The slice is
+// Supported returns the modern versions the child supports. The slice is
 // shared: callers must not modify it.
-func (s *sharedChild) supported() []string {
+func (s *Shared) Supported() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.modernVs) == 0 {
@@ -433,91 +437,49 @@ func (s *sharedChild) supported() []string {
 	return s.modernVs
 }
 
-var defaultModern = []string{ModernVersion}
+var defaultModern = []string{translate.Modern}
 
-func (s *sharedChild) pending() int {
+func (s *Shared) Pending() int {
 	if c := s.conn.Load(); c != nil {
-		return c.pending()
+		return c.Pending()
 	}
 	return 0
 }
 
-// unrouted: a modern client only ever sees messages tied to its own request
+// Unrouted: a modern client only ever sees messages tied to its own request
 // (2026-07-28 streamable-http §Receiving: notifications "MUST relate to the
 // originating client request"). A legacy child's change notifications feed
 // the bridge's own listen streams; anything else is dropped.
-func (s *sharedChild) unrouted(c *childConn, m *wire.Message) {
-	if s.urls.Record(m) { // 2026-07-28 has no such notification: it ends a wait
+func (s *Shared) Unrouted(c *Conn, m *wire.Message) {
+	if s.URLs.Record(m) { // 2026-07-28 has no such notification: it ends a wait
 		return
 	}
-	if s.erasKnown() && !s.eras.modern && s.listen.Deliver(m) {
+	if s.erasKnown() && !s.eras.modern && s.Listen.Deliver(m) {
 		return
 	}
 	c.log.Debug().Str("method", m.Method).Msg("child notification with no modern request to carry it; dropped")
 }
 
-// childRequest: 2026-07-28 forbids server-to-client requests. A legacy
+// ChildRequest: 2026-07-28 forbids server-to-client requests. A legacy
 // child's are carried to the client in input rounds; otherwise they are
 // answered so that the child does not wait forever.
-func (s *sharedChild) childRequest(c *childConn, m *wire.Message) {
+func (s *Shared) ChildRequest(c *Conn, m *wire.Message) {
 	if s.erasKnown() && !s.eras.modern {
 		s.mrtr.childRequest(c, m)
 		return
 	}
-	s.h.warn.Warn(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
-	c.send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
+	s.env.Warn.Warn(c.log, "modern_child_request").Str("method", m.Method).Msg("child sent a server-to-client request to 2026-07-28 clients; refused")
+	c.Send(wire.ErrorResponse(m.IDBytes(), wire.CodeMethodNotFound,
 		"mcp-bridge: 2026-07-28 clients do not take server-to-client requests (ask in an input round)", nil))
 }
 
 // erasKnown reports whether the era probe is over (before that, a message
 // can only come from a probe sibling).
-func (s *sharedChild) erasKnown() bool {
+func (s *Shared) erasKnown() bool {
 	select {
 	case <-s.known:
 		return true
 	default:
 		return false
-	}
-}
-
-// startHost starts a child for conn with the Handler's settings.
-func startHost(h *Handler, conn *childConn) (*stdiohost.Host, error) {
-	host, err := h.startProcess(hostOptions(h, conn))
-	if err != nil {
-		return nil, err
-	}
-	conn.attach(host)
-	return host, nil
-}
-
-// startProcess starts a child process, counted while it runs (the
-// children gauge of /metrics).
-func (h *Handler) startProcess(opts stdiohost.Options) (*stdiohost.Host, error) {
-	opts.OnExit = func() { h.children.Add(-1) }
-	h.children.Add(1)
-	host, err := h.launch(opts)
-	if err != nil {
-		h.children.Add(-1)
-	}
-	return host, err
-}
-
-// hostOptions are the stdiohost options of a child for conn, which it
-// binds to the Handler's budgets.
-func hostOptions(h *Handler, conn *childConn) stdiohost.Options {
-	if !conn.bound {
-		// Once: a connection that outlives its child (legacyShared) is
-		// read by requests while the next child starts.
-		conn.lim, conn.warn, conn.filter, conn.bound = h.lim, h.warn, h.cfg.ToolFilter, true
-		conn.replica = h.cfg.ReplicaID
-	}
-	return stdiohost.Options{
-		Watch:          h.crash,
-		OnMessage:      conn.onMessage,
-		OnBadLine:      conn.onBadLine,
-		MaxMessageSize: h.cfg.MaxMessageSize,
-		TerminateDelay: h.cfg.TerminateDelay,
-		WriteTimeout:   h.cfg.childWriteTimeout(),
-		Logger:         conn.log,
 	}
 }

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import "github.com/mcp-bridge/mcp-bridge/bridge/wire"
 
@@ -15,31 +15,31 @@ import "github.com/mcp-bridge/mcp-bridge/bridge/wire"
 
 // progressRoute is where a task's progress goes.
 type progressRoute struct {
-	sess  *session
+	sess  Session
 	token []byte // the client's progress token, verbatim
 }
 
 // keepTaskProgress records, for task id just bound to cl's principal,
 // where the child's later progress under cl's token goes.
-func (c *childConn) keepTaskProgress(cl *call, id string) {
-	_, token, _ := cl.target()
-	if cl.sess == nil || token == nil {
+func (c *Conn) keepTaskProgress(cl *Call, id string) {
+	_, token, _ := cl.Target()
+	if cl.Sess == nil || token == nil {
 		return
 	}
-	c.tasks.KeepProgress(id, cl.childID, progressRoute{sess: cl.sess, token: clone(token)})
+	c.tasks.KeepProgress(id, cl.ChildID, progressRoute{sess: cl.Sess, token: clone(token)})
 }
 
 // taskProgress delivers a progress notification under child token id to
 // the owner of the task it reports on; false if it reports on none.
-func (c *childConn) taskProgress(id int64, m *wire.Message) bool {
+func (c *Conn) taskProgress(id int64, m *wire.Message) bool {
 	task, r, ok := c.tasks.Progress(id)
 	if !ok {
 		return false
 	}
 	// Still bound to the session's principal (not expired, not evicted).
-	if !c.tasks.Owns(r.sess.owner.Key(), task) {
+	if !c.tasks.Owns(r.sess.OwnerKey(), task) {
 		return false
 	}
-	r.sess.route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)
+	r.sess.Route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)
 	return true
 }

@@ -1,13 +1,11 @@
-package serve
+package child
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
@@ -15,50 +13,30 @@ import (
 // A modern client's subscriptions/listen on a legacy child, whose change
 // notifications are unsolicited and session-wide: the machine is
 // translate's ListenHub (listenhub.go), one per shared child; serve holds
-// the listen's event stream open and is the hub's back: the child's
-// advertised capabilities and its resources/subscribe.
+// the listen's event stream open (serveLegacyListen), and the child is the
+// hub's back: its advertised capabilities and its resources/subscribe.
 
 // changeCapabilities reads the change notifications the child sends from
 // the DiscoverResult clients get.
-func (s *sharedChild) changeCapabilities() translate.ChangeCaps {
+func (s *Shared) changeCapabilities() translate.ChangeCaps {
 	var r struct {
 		Capabilities json.RawMessage `json:"capabilities"`
 	}
-	json.Unmarshal(s.discoverResult(), &r)
+	json.Unmarshal(s.DiscoverResult(), &r)
 	return translate.ParseChangeCaps(r.Capabilities)
 }
 
-// serveLegacyListen answers a modern subscriptions/listen in front of a
-// legacy child, until the client closes the stream or the bridge shuts
-// down.
-func (h *Handler) serveLegacyListen(w http.ResponseWriter, r *http.Request, m *wire.Message, sc *sharedChild, conn *childConn) {
-	sk := h.newSink(1)
-	// A listen stream the bridge serves itself is no call at the child, but
-	// it is a request in flight like one (--max-inflight).
-	h.lim.Started()
-	defer h.lim.Ended(1)
-	l := sc.listen.Open(r.Context(), childBack{sc, conn}, m, clone(m.IDBytes()), func(msg []byte) { sk.Push(msg, false) })
-	defer func() {
-		sc.listen.Close(l)
-		sk.Close()
-	}()
-	rsp := stream.NewResponder(w, true)
-	if h.streams.Pump(r.Context(), rsp, sk, h.refusing.Done(), nil) == stream.PumpStopped {
-		rsp.Event(l.Closing())
-	}
-}
-
 // resubscribe restores the child's resource subscriptions after a restart.
-func (s *sharedChild) resubscribe(conn *childConn) {
+func (s *Shared) resubscribe(conn *Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s.listen.Resubscribe(ctx, childBack{s, conn})
+	s.Listen.Resubscribe(ctx, childBack{s, conn})
 }
 
 // childBack is a legacy child as the back of its listen hub.
 type childBack struct {
-	s    *sharedChild
-	conn *childConn
+	s    *Shared
+	conn *Conn
 }
 
 func (b childBack) ChangeCaps() translate.ChangeCaps { return b.s.changeCapabilities() }
@@ -75,12 +53,16 @@ func (b childBack) Unsubscribe(uri string) {
 
 func (b childBack) request(ctx context.Context, method, uri string) error {
 	params := append(wire.AppendString([]byte(`{"uri":`), uri), '}')
-	resp, err := b.conn.request(ctx, method, params)
+	resp, err := b.conn.Request(ctx, method, params)
 	if err == nil && resp.Error.Present() {
 		err = errors.New("the child answered " + string(resp.Bytes(resp.Error)))
 	}
 	if err != nil {
-		b.s.h.log.Warn().Err(err).Str("uri", uri).Str("method", method).Msg("resource subscription at the child failed")
+		b.s.env.Log.Warn().Err(err).Str("uri", uri).Str("method", method).Msg("resource subscription at the child failed")
 	}
 	return err
 }
+
+// ListenBack is conn, the shared child's current connection, as the back
+// of the listen hub.
+func (s *Shared) ListenBack(conn *Conn) translate.ListenBack { return childBack{s, conn} }

@@ -1,4 +1,4 @@
-package serve
+package auth
 
 import (
 	"net"
@@ -6,21 +6,25 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient/outbound"
 )
 
-// guard holds the checks every MCP request passes before it is read: the
-// Host and Origin checks here, then the credential (auth.Guard).
-type guard struct {
-	*auth.Guard
+// Origins is the browser's side of an endpoint's trust boundary, checked
+// before any credential (Guard): the Host a request names (DNS
+// rebinding), the Origin a browser sends, and the CORS answers for the
+// origins allowed. It is read-only once made.
+type Origins struct {
 	origins   map[string]bool // normalized scheme://host:port
 	checkHost bool
 }
 
-func newGuard(cfg *Config) *guard {
-	g := &guard{Guard: auth.NewGuard(cfg.tokens(), cfg.NamedTokens, cfg.Auth), checkHost: cfg.CheckHost, origins: map[string]bool{}}
-	for _, o := range cfg.AllowedOrigins {
+// NewOrigins accepts the browser origins allowed (loopback origins are
+// always accepted) and, with checkHost, only requests whose Host is a
+// loopback name: set it when the listener is bound to a loopback address.
+func NewOrigins(allowed []string, checkHost bool) *Origins {
+	g := &Origins{checkHost: checkHost, origins: map[string]bool{}}
+	for _, o := range allowed {
 		if n, ok := normalizeOrigin(o); ok {
 			g.origins[n] = true
 		}
@@ -28,41 +32,28 @@ func newGuard(cfg *Config) *guard {
 	return g
 }
 
-// check writes an error response and returns false when r may not
-// proceed; otherwise it returns r carrying its Principal. The order
-// matters: a forged Host or Origin is refused before a token is looked
-// at, so a rebinding page learns nothing about the token.
-//
-// The token itself goes no further than this check: the child gets the
-// body only, never the request's headers, and its environment is scrubbed
-// of the bridge's tokens (auth.ScrubEnv). Security considerations: "The MCP
-// server MUST NOT pass through the token it received from the MCP
-// client."
-func (g *guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+// Check returns 0 when r's Host and Origin may proceed, and otherwise the
+// status and the message of the refusal (for the body the caller writes).
+// A forged Host or Origin is refused before a token is looked at (call
+// Check before Guard.Admit), so a rebinding page learns nothing about the
+// token.
+func (g *Origins) Check(r *http.Request) (status int, msg string) {
 	if g.checkHost && !isLoopbackHost(r.Host) {
 		// DNS rebinding: a page on evil.example.com whose name now resolves
 		// to 127.0.0.1 reaches a loopback listener with its own Host.
-		writeError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "Forbidden: Host "+quoteHost(r.Host)+" is not a loopback name", nil)
-		return nil, false
+		return http.StatusForbidden, "Forbidden: Host " + quoteHost(r.Host) + " is not a loopback name"
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !g.Allowed(origin) {
 		// 2025-11-25 / 2026-07-28 transports: "If the Origin header is
 		// present and invalid, servers MUST respond with HTTP 403 Forbidden."
-		writeError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "Forbidden: Origin not allowed", nil)
-		return nil, false
+		return http.StatusForbidden, "Forbidden: Origin not allowed"
 	}
-	r, status, msg := g.Admit(w, r)
-	if r == nil {
-		writeError(w, status, nil, wire.CodeInvalidRequest, msg, nil)
-		return nil, false
-	}
-	return r, true
+	return 0, ""
 }
 
-// principal returns whom an admitted request acts for.
-func (g *guard) principal(r *http.Request) auth.Principal { return auth.PrincipalOf(r) }
-
-func (g *guard) originAllowed(origin string) bool {
+// Allowed reports whether a browser page at origin may call the endpoint:
+// one of the allowed origins, or any loopback one.
+func (g *Origins) Allowed(origin string) bool {
 	n, ok := normalizeOrigin(origin)
 	if !ok {
 		return false
@@ -95,13 +86,11 @@ func isLoopbackHost(hostport string) bool {
 	return isLoopbackName(strings.Trim(host, "[]"))
 }
 
+// isLoopbackName is LoopbackHost and what a browser also takes for this
+// machine: any case, a trailing dot, and the names under .localhost.
 func isLoopbackName(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strings.HasSuffix(host, ".localhost") || outbound.LoopbackHost(host)
 }
 
 func quoteHost(h string) string {
@@ -116,12 +105,12 @@ func quoteHost(h string) string {
 	}, h) + "'"
 }
 
-// cors answers preflights and decorates responses for allowed browser
+// CORS answers preflights and decorates responses for allowed browser
 // origins. Browsers need Mcp-Session-Id exposed to keep a legacy session,
 // and must be allowed to send the 2026 request headers.
-func (g *guard) cors(w http.ResponseWriter, r *http.Request) (preflightDone bool) {
+func (g *Origins) CORS(w http.ResponseWriter, r *http.Request) (preflightDone bool) {
 	origin := r.Header.Get("Origin")
-	if origin == "" || !g.originAllowed(origin) {
+	if origin == "" || !g.Allowed(origin) {
 		return false
 	}
 	h := w.Header()

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 // other request is failed in its place, the warning says so, and the
 // request it answered waits for its own deadline (the client's, or a
 // cancellation), as one the child never answered would.
-func (c *childConn) onBadLine(err error) {
+func (c *Conn) onBadLine(err error) {
 	var tl *lineio.TooLongError
 	if !errors.As(err, &tl) {
 		c.warn.Warn(c.log, "long_line").Err(err).Msg("child stdout line skipped")
@@ -29,14 +29,14 @@ func (c *childConn) onBadLine(err error) {
 	data := wire.AppendInt(append([]byte(nil), `{"size_bytes":`...), tl.Size)
 	data = wire.AppendInt(append(data, `,"limit_bytes":`...), int64(tl.Limit))
 	data = append(data, '}')
-	var cl *call
+	var cl *Call
 	if id, ok := wire.ParseIntID(p.ID); ok && p.Response {
 		cl = c.get(id) // the bridge mints the ids of what it sends: an integer
 	}
 	switch {
 	case cl != nil:
 		c.warn.Warn(c.log, "long_answer").Int64("size_bytes", tl.Size).Int("limit_bytes", tl.Limit).
-			Int64("child_id", cl.childID).Str("method", cl.method).Msg("child answer over --max-message-size; its request gets an error instead")
+			Int64("child_id", cl.ChildID).Str("method", cl.Method).Msg("child answer over --max-message-size; its request gets an error instead")
 		var m wire.Message
 		if wire.Parse(wire.ErrorResponse(p.ID, wire.CodeInternalError, msg, data), &m) == nil {
 			c.onResponse(&m)
@@ -44,7 +44,7 @@ func (c *childConn) onBadLine(err error) {
 	case p.Method && p.ID != nil && string(p.ID) != "null":
 		c.warn.Warn(c.log, "long_request").Int64("size_bytes", tl.Size).Int("limit_bytes", tl.Limit).
 			RawJSON("id", p.ID).Msg("child request over --max-message-size; answered with an error")
-		if err := c.send(wire.ErrorResponse(p.ID, wire.CodeInvalidRequest, msg, data)); err != nil {
+		if err := c.Send(wire.ErrorResponse(p.ID, wire.CodeInvalidRequest, msg, data)); err != nil {
 			c.log.Debug().Err(err).Msg("could not answer the child's oversized request")
 		}
 	default:

@@ -1,10 +1,8 @@
-package connect
+package remote
 
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"sync"
 
@@ -12,15 +10,16 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
+	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
-// headersFor derives the HTTP headers a message needs from its body.
-func (b *Bridge) headersFor(m *wire.Message) http.Header {
+// HeadersFor derives the HTTP headers a message needs from its body.
+func (r *Remote) HeadersFor(m *wire.Message) http.Header {
 	if !m.IsModern() {
 		if m.Method == "initialize" {
 			return http.Header{}
 		}
-		return b.sess.header()
+		return r.sess.header()
 	}
 	h := http.Header{}
 	// 2026-07-28 streamable-http §Request metadata: MCP-Protocol-Version
@@ -34,7 +33,7 @@ func (b *Bridge) headersFor(m *wire.Message) http.Header {
 		h.Set(wire.HeaderName, wire.EncodeHeaderValue(name))
 	}
 	if m.Method == "tools/call" {
-		b.tools.paramHeaders(m, h)
+		r.tools.paramHeaders(m, h)
 	}
 	return h
 }
@@ -44,7 +43,7 @@ func (b *Bridge) headersFor(m *wire.Message) http.Header {
 type toolCache struct {
 	mu       sync.Mutex
 	bindings map[string][]wire.ParamBinding
-	support  tasks.ToolSupport // a legacy remote's tools' execution.taskSupport (tasks_eras.go)
+	support  tasks.ToolSupport // a legacy remote's tools' execution.taskSupport (connect's tasks_eras.go)
 }
 
 // paramHeaders adds the Mcp-Param-* headers a tools/call needs
@@ -76,7 +75,7 @@ func (t *toolCache) paramHeaders(m *wire.Message, h http.Header) {
 // result the host sees: tools whose x-mcp-header annotations break the
 // spec's rules are removed ("Rejection means the client MUST exclude the
 // invalid tool from the result of tools/list").
-func (t *toolCache) absorb(b *Bridge, m *wire.Message) []byte {
+func (t *toolCache) absorb(r *Remote, m *wire.Message) []byte {
 	tools, ok := wire.Field(m.Raw, m.Result, "tools")
 	if !ok {
 		return m.Raw
@@ -93,7 +92,7 @@ func (t *toolCache) absorb(b *Bridge, m *wire.Message) []byte {
 		if schema, ok := wire.Field(m.Raw, e, "inputSchema"); ok {
 			bs, err = wire.ToolBindings(m.Bytes(schema))
 			if err != nil {
-				b.warns.badTool.Event(&b.log, zerolog.WarnLevel).Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
+				r.warns.badTool.Event(&r.log, zerolog.WarnLevel).Str("tool", name).Err(err).Msg("tool removed from tools/list: invalid x-mcp-header annotation")
 				continue
 			}
 		}
@@ -125,109 +124,75 @@ func (t *toolCache) absorb(b *Bridge, m *wire.Message) []byte {
 
 // refresh re-lists the tools after a HeaderMismatch on call, with call's
 // own _meta, and reports whether the retry may proceed.
-func (t *toolCache) refresh(ctx context.Context, b *Bridge, call *wire.Message) bool {
+func (t *toolCache) refresh(ctx context.Context, r *Remote, call *wire.Message) bool {
 	if !call.Meta.Present() {
 		return false
 	}
-	id := b.mintID("tools")
+	id := r.MintID("tools")
 	params := append(append([]byte(`{"_meta":`), call.Bytes(call.Meta)...), '}')
 	body := wire.Request(id, "tools/list", params)
 	var m wire.Message
 	if wire.Parse(body, &m) != nil {
 		return false
 	}
-	resp, err := b.client.Post(ctx, body, b.headersFor(&m))
+	resp, err := r.client.Post(ctx, body, r.HeadersFor(&m))
 	if err != nil {
 		return false
 	}
 	defer resp.Close()
-	r, err := awaitResponse(resp, id, nil)
-	if err != nil || !r.Result.Present() {
+	rm, err := AwaitResponse(resp, id, nil)
+	if err != nil || !rm.Result.Present() {
 		return false
 	}
-	t.absorb(b, r)
+	t.absorb(r, rm)
 	return true
 }
 
-// relayListen keeps a 2026-07-28 subscriptions/listen stream open for the
-// host. A broken stream loses the request and "clients MUST re-issue it as a
-// new request with a new request ID" (2026-07-28 changelog), so the bridge
-// re-issues it under an id of its own and maps the subscription id back:
-// the host keeps seeing its own id on every notification.
-func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
-	bo := listenBackoff()
-	// The stream lives until the host cancels it or leaves.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(b.streamCtx, cancel)
-	defer stop()
-	hdr := b.headersFor(m)
-	body, id := m.Raw, p.id
+// AbsorbTools records the x-mcp-header bindings of a tools/list result
+// (m) and returns the result the host sees (toolCache.absorb).
+func (r *Remote) AbsorbTools(m *wire.Message) []byte { return r.tools.absorb(r, m) }
+
+// ToolSupport is the legacy remote's tools' execution.taskSupport, learnt
+// from the tools/list results the host side notes in it.
+func (r *Remote) ToolSupport() *tasks.ToolSupport { return &r.tools.support }
+
+// Relisten keeps a 2026-07-28 subscriptions/listen request (m) open for
+// the host. A broken stream loses the request and "clients MUST re-issue
+// it as a new request with a new request ID" (2026-07-28 changelog), so it
+// is re-issued under an id of the bridge's own, after a growing pause.
+// stream relays one response stream whose request carried id (again: a
+// re-established one) and reports whether it delivered anything and
+// whether it carried the final response. Relisten returns once that came
+// or ctx ended, nil, or with the error of the first attempt.
+func (r *Remote) Relisten(ctx context.Context, m *wire.Message, stream func(resp *httpclient.Response, id []byte, again bool) (delivered, final bool)) error {
+	bo := ListenBackoff()
+	hdr := r.HeadersFor(m)
+	body, id := m.Raw, m.IDBytes()
 	for attempt := 0; ; attempt++ {
-		resp, err := b.client.Post(ctx, body, hdr)
+		resp, err := r.client.Post(ctx, body, hdr)
 		if err != nil {
 			if attempt == 0 || ctx.Err() != nil {
 				if ctx.Err() == nil {
-					b.fail(p, err, nil)
+					return err
 				}
-				return
+				return nil
 			}
 		} else {
-			delivered, final := b.listenStream(resp, p, id, attempt > 0)
+			delivered, final := stream(resp, id, attempt > 0)
 			resp.Close()
 			if final || ctx.Err() != nil {
-				return
+				return nil
 			}
 			if delivered {
 				bo.Reset()
 			}
 		}
 		wait := bo.NextBackOff()
-		b.warns.listenBroke.Event(&b.log, zerolog.InfoLevel).Int64("in_ms", wait.Milliseconds()).Msg("subscriptions/listen stream broke; re-establishing")
-		if !sleepCtx(ctx, wait) {
-			return
+		r.warns.listenBroke.Event(&r.log, zerolog.InfoLevel).Int64("in_ms", wait.Milliseconds()).Msg("subscriptions/listen stream broke; re-establishing")
+		if !SleepCtx(ctx, wait) {
+			return nil
 		}
-		id = b.mintID("listen")
+		id = r.MintID("listen")
 		body = wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
-	}
-}
-
-// listenStream relays one listen response stream whose request carried id,
-// rewriting the subscription id to the host's. A re-established stream's
-// acknowledgement is not repeated to the host.
-func (b *Bridge) listenStream(resp interface{ Next() ([]byte, error) }, p *pending, id []byte, again bool) (delivered, final bool) {
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				b.log.Debug().Err(err).Msg("listen stream read")
-			}
-			return delivered, false
-		}
-		var m wire.Message
-		if !b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
-			continue
-		}
-		delivered = true
-		switch {
-		case m.Kind == wire.KindResponse && string(m.IDBytes()) != string(id):
-			b.dropResponse(&m, "it does not answer the subscriptions/listen whose stream carried it")
-		case m.Kind == wire.KindResponse:
-			edits := []wire.Edit{{Span: m.ID, Value: p.id}}
-			if meta, ok := wire.Field(msg, m.Result, "_meta"); ok {
-				if sub, ok := wire.Field(msg, meta, wire.MetaSubscriptionID); ok {
-					edits = append(edits, wire.Edit{Span: sub, Value: p.id})
-				}
-			}
-			b.writeFinal(p, wire.Splice(msg, edits...))
-			return true, true
-		case m.SubscriptionID.Present():
-			if again && m.Method == "notifications/subscriptions/acknowledged" {
-				continue
-			}
-			b.write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
-		default:
-			b.write(msg)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package serve
+package child
 
 import (
 	"cmp"
@@ -14,15 +14,6 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/stdiohost"
-)
-
-// ChildProtocol pins the era of the child, or lets the bridge detect it.
-type ChildProtocol string
-
-const (
-	ChildAuto   ChildProtocol = "auto"
-	ChildModern ChildProtocol = "modern" // 2026-07-28 only
-	ChildLegacy ChildProtocol = "legacy" // the 2025 handshake only
 )
 
 // eras is what the child was found to speak (translate.ProbeEras).
@@ -56,15 +47,15 @@ type verdict struct {
 // and once one has answered, the other gets as long again as that took
 // (both started at once) plus a second, not the whole timeout. When
 // neither answers, nothing is assumed: the caller tries again.
-func detectEras(ctx context.Context, h *Handler, o owner) verdict {
-	switch h.cfg.ChildProtocol {
-	case ChildModern:
+func detectEras(ctx context.Context, env *Env, o Owner) verdict {
+	switch env.Protocol {
+	case Modern:
 		return verdict{eras: eras{modern: true}, how: "--child-protocol modern"}
-	case ChildLegacy:
+	case Legacy:
 		return verdict{eras: eras{legacy: true}, how: "--child-protocol legacy"}
 	}
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, h.cfg.startTimeout())
+	ctx, cancel := context.WithTimeout(ctx, env.StartTimeout)
 	defer cancel()
 	// Two siblings at once: one is asked server/discover, the other
 	// initialize. A dual-era server picks its era from how the client opens
@@ -75,7 +66,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 	answered := make(chan struct{}, 2) // a sibling answered (anything)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if dp, dErr = newProber(h, o); dp == nil {
+		if dp, dErr = newProber(env, o); dp == nil {
 			return
 		}
 		resp, err := dp.ask(ctx, "server/discover", []byte(probeMeta))
@@ -99,10 +90,10 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 		answered <- struct{}{}
 	})
 	wg.Go(func() {
-		if ip, iErr = newProber(h, o); ip == nil {
+		if ip, iErr = newProber(env, o); ip == nil {
 			return
 		}
-		resp, err := ip.ask(ctx, "initialize", h.bridgeInitParams())
+		resp, err := ip.ask(ctx, "initialize", env.bridgeInitParams())
 		if err != nil {
 			iErr = err
 			return
@@ -139,7 +130,7 @@ func detectEras(ctx context.Context, h *Handler, o owner) verdict {
 		p   *prober
 		err *error
 	}{{dp, &dErr}, {ip, &iErr}} {
-		if pe.p != nil && errors.Is(*pe.err, errChildGone) {
+		if pe.p != nil && errors.Is(*pe.err, ErrGone) {
 			if xerr := pe.p.host.Err(); xerr != nil {
 				*pe.err = fmt.Errorf("exited at once (%w)", xerr)
 			} else {
@@ -201,16 +192,16 @@ func errText(err error) string {
 // detect runs the era probe until it decides, retrying with backoff while
 // nothing answers; false when ctx ended first. Requests wait meanwhile
 // (translating), and /readyz says why it is not ready.
-func (s *sharedChild) detect(ctx context.Context) bool {
+func (s *Shared) detect(ctx context.Context) bool {
 	b := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(cmp.Or(s.h.cfg.RestartBackoff, translate.ProbeRetryMin)),
+		backoff.WithInitialInterval(cmp.Or(s.env.RestartBackoff, translate.ProbeRetryMin)),
 		backoff.WithMaxInterval(translate.ProbeRetryMax),
 		backoff.WithMaxElapsedTime(0),
 	)
 	said := ""
 	for {
 		began := time.Now()
-		v := detectEras(ctx, s.h, s)
+		v := detectEras(ctx, s.env, s)
 		if ctx.Err() != nil {
 			if v.adopt != nil {
 				v.adopt.close()
@@ -225,7 +216,7 @@ func (s *sharedChild) detect(ctx context.Context) bool {
 			if s.adopt != nil {
 				s.adopt.keep()
 			}
-			s.h.log.Info().Stringer("child_protocol", v.eras).Str("decided_by", v.how).
+			s.env.Log.Info().Stringer("child_protocol", v.eras).Str("decided_by", v.how).
 				Int64("took_ms", time.Since(began).Milliseconds()).Msg("MCP server era detected")
 			return true
 		}
@@ -240,9 +231,9 @@ func (s *sharedChild) detect(ctx context.Context) bool {
 		s.mu.Unlock()
 		wait := b.NextBackOff()
 		// Said once at warn; the same reason again only at debug.
-		ev := s.h.log.Warn()
-		if reason == said || s.h.crash.Quiet() {
-			ev = s.h.log.Debug()
+		ev := s.env.Log.Warn()
+		if reason == said || s.env.Crash.Quiet() {
+			ev = s.env.Log.Debug()
 		}
 		said = reason
 		ev.Str("reason", v.failed).Int64("took_ms", time.Since(began).Milliseconds()).
@@ -264,9 +255,9 @@ func (s *sharedChild) detect(ctx context.Context) bool {
 // and hands them to whoever calls get-roots-list next), and nothing on
 // stdio ties a server-to-client request to the call that caused it. Only a
 // child dedicated to one principal may ask, through an input round.
-func (h *Handler) bridgeInitParams() []byte {
+func (e *Env) bridgeInitParams() []byte {
 	caps := "{}"
-	if h.cfg.perPrincipal() {
+	if e.PerPrincipal {
 		caps = bridgeCapabilities
 	}
 	return []byte(`{"protocolVersion":"` + translate.Legacy + `","capabilities":` + caps + `,"clientInfo":{"name":"mcp-bridge","version":"1"}}`)
@@ -276,18 +267,18 @@ func (h *Handler) bridgeInitParams() []byte {
 // bridge's until adopted: its exit is not logged as one (stdiohost's
 // Throwaway).
 type prober struct {
-	conn *childConn
+	conn *Conn
 	host *stdiohost.Host
 	resp *wire.Message // its answer, when it may be adopted
 }
 
-func newProber(h *Handler, o owner) (*prober, error) {
-	log := h.log.With().Str("child", "shared").Logger()
-	conn := newChildConn(&h.ids, o, log)
-	opts := hostOptions(h, conn)
+func newProber(env *Env, o Owner) (*prober, error) {
+	log := env.Log.With().Str("child", "shared").Logger()
+	conn := NewConn(&env.IDs, o, log)
+	opts := env.HostOptions(conn)
 	opts.TerminateDelay = 500 * time.Millisecond
 	opts.Throwaway = true
-	host, err := h.startProcess(opts)
+	host, err := env.StartProcess(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +287,7 @@ func newProber(h *Handler, o owner) (*prober, error) {
 }
 
 func (p *prober) ask(ctx context.Context, method string, params []byte) (*wire.Message, error) {
-	return p.conn.request(ctx, method, params)
+	return p.conn.Request(ctx, method, params)
 }
 
 // running reports whether the sibling's process is still there.
@@ -314,7 +305,7 @@ func (p *prober) keep() { p.host.Keep() }
 
 func (p *prober) close() {
 	p.host.Close()
-	p.conn.failAll("probe done", nil)
+	p.conn.FailAll("probe done", nil)
 }
 
 func orEmptyObject(b json.RawMessage) []byte {
