@@ -156,6 +156,7 @@ fuzz ./bridge/wire FuzzEnvelope
 fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/wire FuzzShifted
+fuzz ./bridge/wire FuzzSpliceParsed
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope
@@ -164,7 +165,6 @@ fuzz ./bridge/translate FuzzReadRound
 fuzz ./bridge/translate FuzzURLElicitations
 fuzz ./bridge/translate FuzzTaskShapes
 fuzz ./bridge/translate/tasks FuzzOwnListen
-fuzz ./bridge/serve FuzzEntryEvents
 fuzz ./httpclient FuzzParseEvent
 fuzz ./httpclient/oauth FuzzParseChallenges
 fuzz ./httpclient/oauth FuzzParseMetadata

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // Errors of New.
@@ -46,12 +48,14 @@ type Server struct {
 // A Conn is a server reached in-process (Server.Open). Send and Recv carry
 // one JSON-RPC message each, without a newline; Send does not wait for an
 // answer, and Recv gives each message the server sent, in order, then
-// io.EOF once it has ended. Every message Recv gives has been checked
-// whole (wire.Valid) by the Conn. Close ends the connection, makes Recv
-// return, and waits for the Conn's own work.
+// io.EOF once it has ended. Recv gives a message parsed (wire.Parse's
+// reading; m.Raw is its bytes, the Aggregator's from then on), and
+// checked whole (wire.Valid) by the Conn: the Aggregator does not parse
+// it again. Close ends the connection, makes Recv return, and waits for
+// the Conn's own work.
 type Conn interface {
 	Send(msg []byte) error
-	Recv() ([]byte, error)
+	Recv(m *wire.Message) error
 	Close() error
 }
 

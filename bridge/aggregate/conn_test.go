@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // lineConn is a Conn over a Dial's streams, as a server in the same
@@ -28,16 +30,21 @@ func (c *lineConn) Send(msg []byte) error {
 	return err
 }
 
-func (c *lineConn) Recv() ([]byte, error) {
-	if m := c.first; m != nil {
+func (c *lineConn) Recv(m *wire.Message) error {
+	for {
+		msg := c.first
 		c.first = nil
-		return m, nil
+		if msg == nil {
+			line, err := c.out.ReadBytes('\n')
+			if err != nil {
+				return err
+			}
+			msg = bytes.TrimSuffix(line, []byte("\n"))
+		}
+		if wire.Parse(msg, m) == nil {
+			return nil
+		}
 	}
-	line, err := c.out.ReadBytes('\n')
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(line, []byte("\n")), nil
 }
 
 func (c *lineConn) Close() error {

@@ -224,26 +224,26 @@ func (d *downstream) read() {
 }
 
 // readConn is read for a server reached in-process: its messages come
-// whole and checked (Conn), so each is parsed here once and nothing else.
+// whole, checked and parsed (Conn), and are not parsed again here.
 func (d *downstream) readConn() {
 	limit := d.s.cfg.MaxMessageSize
 	if limit <= 0 {
 		limit = lineio.DefaultMaxLineSize
 	}
 	for {
-		msg, err := d.conn.Recv()
-		if err != nil {
+		var m wire.Message
+		if err := d.conn.Recv(&m); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF // a server does not end on its own
 			}
 			d.die(err)
 			return
 		}
-		if len(msg) > limit { // the bound a line of Dial's streams has
-			d.s.warn.Warn(d.log, "server-too-long").Int("bytes", len(msg)).Msg("aggregate: skipped an over-long message from a server")
+		if len(m.Raw) > limit { // the bound a line of Dial's streams has
+			d.s.warn.Warn(d.log, "server-too-long").Int("bytes", len(m.Raw)).Msg("aggregate: skipped an over-long message from a server")
 			continue
 		}
-		d.fromServerChecked(msg)
+		d.fromServerParsed(&m, true)
 	}
 }
 
@@ -299,18 +299,24 @@ func (d *downstream) fromServerChecked(line []byte) {
 		d.s.warn.Warn(d.log, "server-unparsable").Err(err).Msg("aggregate: dropped a message from a server")
 		return
 	}
-	d.namespaceTasks(&m) // its task ids, as the client knows them (tasks.go)
-	line = m.Raw
+	d.fromServerParsed(&m, false)
+}
+
+// fromServerParsed handles a message of the server, parsed; owned: m.Raw
+// is the downstream's to keep (a Conn's), not a reader's reused line.
+func (d *downstream) fromServerParsed(m *wire.Message, owned bool) {
+	d.namespaceTasks(m) // its task ids, as the client knows them (tasks.go)
+	line := m.Raw
 	switch {
 	case m.Kind == wire.KindResponse:
-		d.response(&m)
+		d.response(m, owned)
 	case m.Kind == wire.KindRequest && m.Method == "ping":
-		d.request(&m) // about the link, answered whatever its state
+		d.request(m) // about the link, answered whatever its state
 	default:
 		d.order.Lock()
 		defer d.order.Unlock()
 		if d.opened {
-			d.handle(&m)
+			d.handle(m)
 			return
 		}
 		if len(d.held) >= maxHeld || d.heldBytes+len(line) > maxHeldBytes {
@@ -351,7 +357,7 @@ func (d *downstream) open() {
 // response hands an answer to the call waiting for it. An id the server
 // was not given, or was given and has answered already, matches nothing:
 // the answer is dropped, so it cannot reach the client.
-func (d *downstream) response(m *wire.Message) {
+func (d *downstream) response(m *wire.Message, owned bool) {
 	id, ok := wire.ParseIntID(m.IDBytes())
 	var ch chan *wire.Message
 	if ok {
@@ -368,7 +374,9 @@ func (d *downstream) response(m *wire.Message) {
 	// Its spans hold for a copy of its bytes: the caller gets the
 	// message parsed, not parsed again (the reader's line is reused).
 	a := *m
-	a.Raw = bytes.Clone(m.Raw)
+	if !owned {
+		a.Raw = bytes.Clone(m.Raw)
+	}
 	ch <- &a // buffered, and sent to once
 }
 

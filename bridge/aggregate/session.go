@@ -182,7 +182,10 @@ func (s *session) fromClient(line []byte) {
 	case wire.KindNotification:
 		s.clientNotification(&m)
 	case wire.KindRequest:
-		s.clientRequest(bytes.Clone(line))
+		// Its own copy of the line (the reader reuses its buffer), which
+		// the parse's spans hold for: it is not parsed again.
+		m.Raw = bytes.Clone(line)
+		s.clientRequest(m)
 	}
 }
 
@@ -205,9 +208,7 @@ var methods = map[string]method{
 	"logging/setLevel":         (*session).setLevel,
 }
 
-func (s *session) clientRequest(raw []byte) {
-	var m wire.Message
-	wire.Parse(raw, &m) // parsed before, from the same bytes
+func (s *session) clientRequest(m wire.Message) {
 	id := m.IDBytes()
 	if m.Method == "ping" {
 		s.writeUp(wire.ResultResponse(id, []byte("{}")))

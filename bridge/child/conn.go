@@ -51,8 +51,10 @@ type Call struct {
 	// request for input; only the child's reader goroutine sets it.
 	round *roundCall
 
-	// DeliverFn, if set, replaces the sink (bridge-owned streams).
-	DeliverFn func(msg []byte, final bool)
+	// DeliverFn, if set, replaces the sink (bridge-owned streams, the
+	// in-process entry). m is msg parsed (the child's reader's parse,
+	// re-based past Route's edits), or nil for a message the bridge made.
+	DeliverFn func(msg []byte, m *wire.Message, final bool)
 	// OnFinal, if set, sees the child's response first (on the reader
 	// goroutine; it must not block) and may take it over by returning true.
 	OnFinal func(m *wire.Message) bool
@@ -368,6 +370,10 @@ func (c *Conn) Route(cl *Call, m *wire.Message, final bool) {
 	id, token, sk := cl.OrigID, cl.origToken, cl.Sink
 	cl.mu.Unlock()
 	var out []byte
+	var pm *wire.Message // out parsed, for a DeliverFn: no one parses it again
+	if cl.DeliverFn != nil {
+		pm = new(wire.Message)
+	}
 	switch {
 	case m.Kind == wire.KindResponse:
 		edits := []wire.Edit{{Span: m.ID, Value: id}}
@@ -385,26 +391,27 @@ func (c *Conn) Route(cl *Call, m *wire.Message, final bool) {
 				edits = append(edits, e)
 			}
 		}
-		out = wire.SpliceTo(stream.GetBuf(len(m.Raw)), m.Raw, edits...)
+		out = wire.SpliceParsed(stream.GetBuf(len(m.Raw)), m, pm, edits...)
 	case m.Method == "notifications/progress":
 		if token == nil {
 			return
 		}
-		out = wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: token})
+		out = wire.SpliceParsed(nil, m, pm, wire.Edit{Span: m.ProgressToken, Value: token})
 	case m.SubscriptionID.Present():
-		out = wire.Splice(m.Raw, wire.Edit{Span: m.SubscriptionID, Value: id})
+		out = wire.SpliceParsed(nil, m, pm, wire.Edit{Span: m.SubscriptionID, Value: id})
 	default:
-		out = clone(m.Raw)
+		out = wire.SpliceParsed(nil, m, pm)
 	}
-	c.deliver(cl, sk, out, final)
+	c.deliver(cl, sk, out, pm, final)
 }
 
-func (c *Conn) deliver(cl *Call, sk *stream.Sink, msg []byte, final bool) {
+// deliver hands msg to cl's client; pm is msg parsed, or nil (DeliverFn).
+func (c *Conn) deliver(cl *Call, sk *stream.Sink, msg []byte, pm *wire.Message, final bool) {
 	if final && cl.Sess != nil {
 		cl.Sess.Settled(cl)
 	}
 	if cl.DeliverFn != nil {
-		cl.DeliverFn(msg, final)
+		cl.DeliverFn(msg, pm, final)
 		return
 	}
 	if !sk.Push(msg, final) {
@@ -549,7 +556,7 @@ func (c *Conn) FailAll(reason string, exitErr error) {
 		if sk == nil && cl.DeliverFn == nil {
 			continue // suspended: the retry will find the call gone
 		}
-		c.deliver(cl, sk, msg, true)
+		c.deliver(cl, sk, msg, nil, true)
 	}
 }
 

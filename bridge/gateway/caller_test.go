@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth/authtest"
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 // oauthGateway serves memos (which requires the scope memos:write on top
@@ -204,10 +205,11 @@ func ask(t *testing.T, conn aggregate.Conn, req string) map[string]any {
 		t.Fatal(err)
 	}
 	for {
-		msg, err := conn.Recv()
-		if err != nil {
+		var got wire.Message
+		if err := conn.Recv(&got); err != nil {
 			t.Fatal(err)
 		}
+		msg := got.Raw
 		var m map[string]any
 		if err := json.Unmarshal(msg, &m); err != nil {
 			t.Fatalf("%v: %s", err, msg)

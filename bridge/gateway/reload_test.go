@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/serve"
 	"github.com/mcp-bridge/mcp-bridge/bridge/teamconfig"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
 func debugPid(t *testing.T, ctx context.Context, cs *mcp.ClientSession) int {
@@ -104,7 +105,7 @@ func TestOpenRoute(t *testing.T) {
 		if err := conn.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
-		if _, err := conn.Recv(); err != io.EOF {
+		if err := conn.Recv(new(wire.Message)); err != io.EOF {
 			t.Errorf("Recv after Close: %v, want EOF", err)
 		}
 	}

@@ -10,9 +10,10 @@ import (
 	"net/url"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/child"
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -21,16 +22,18 @@ import (
 // has verified already. bridge/gateway's aggregated endpoint reaches each
 // route this way: no HTTP encoding, no socket or pipe, no credential of
 // its own, and each message it sends parsed once (here) on its way to the
-// child, each the child sends parsed once (by the child's reader) on its
-// way back.
+// child, each the child sends parsed once (by the child's reader, which
+// hands its parse on through Recv) on its way back.
 //
 // A message goes to the same session machinery as an HTTP request's once
 // its body is read and parsed (sessionTable.servePost, serveGet,
 // serveDelete), under the caller's Principal, through the same access log
 // and metrics (observed), the same limits (admit, refused) and the same
 // translation when the child speaks only 2026-07-28. What the session
-// writes back arrives at an entryWriter, which hands each message on
-// whole; an SSE stream's framing is all it reads of it.
+// sends back on its streams goes to the Conn message by message
+// (entryWriter.pump), charged to the same budgets while its reader is
+// behind; what it answers as an HTTP response body (a refusal, an answer
+// of its own) is handed on whole.
 
 // ErrCallerRefused is returned by Open for a caller the Handler would not
 // admit with an HTTP request either.
@@ -113,7 +116,7 @@ type Conn struct {
 
 	ctx    context.Context // ends with Close: every request's context
 	cancel context.CancelFunc
-	out    chan []byte   // to Recv
+	out    chan entryMsg // to Recv
 	gone   chan struct{} // closed when the session has ended (Recv drains, then io.EOF)
 	closed chan struct{} // closed by Close: writers stop waiting for Recv
 	ready  chan struct{} // closed when initialize has been answered
@@ -121,6 +124,9 @@ type Conn struct {
 	stop   func() bool // stops Open's AfterFunc
 
 	renew renewal // a new session when the Handler forgets this one (entry_renew.go)
+
+	omu  sync.Mutex
+	outs map[*stream.Sink]*entryWriter // the streams being pumped to Recv (entryWriter.pump)
 
 	mu        sync.Mutex
 	sid       string // Mcp-Session-Id; "" until initialize succeeds
@@ -149,10 +155,11 @@ func (h *Handler) Open(ctx context.Context, c Caller, track func() (done func())
 	conn := &Conn{
 		h: h, p: p, url: &url.URL{Path: h.cfg.path()}, track: track,
 		ctx: cctx, cancel: cancel,
-		out:    make(chan []byte, maxEntryQueue),
+		out:    make(chan entryMsg, maxEntryQueue),
 		gone:   make(chan struct{}),
 		closed: make(chan struct{}),
 		ready:  make(chan struct{}),
+		outs:   map[*stream.Sink]*entryWriter{},
 	}
 	// A context that ends first ends the session as Close would.
 	conn.stop = context.AfterFunc(ctx, func() { conn.Close() })
@@ -184,6 +191,14 @@ func (c *Conn) Send(msg []byte) error {
 			defer close(c.ready)
 			c.post(&m, "")
 		})
+	}
+	c.mu.Lock()
+	began := c.initSent
+	c.mu.Unlock()
+	if !began {
+		// Nothing would ever make the session ready: an HTTP client gets
+		// 400 for this, and the Conn's client an error, not a wait.
+		return fmt.Errorf("serve: in-process session: %s before initialize", m.Method)
 	}
 	select {
 	case <-c.ready:
@@ -221,26 +236,47 @@ func (c *Conn) spawn(fn func()) error {
 	return nil
 }
 
-// Recv returns the next message of the session; io.EOF once the session
-// has ended and everything before the end was read.
-func (c *Conn) Recv() ([]byte, error) {
+// Recv sets m to the next message of the session, parsed (m.Raw is its
+// bytes, the caller's from now on): a message of the child comes with the
+// parse its reader made, re-based past the session's edits of its ids; one
+// the session made itself is parsed here. It returns io.EOF once the
+// session has ended and everything before the end was read.
+func (c *Conn) Recv(m *wire.Message) error {
+	for {
+		e, err := c.next()
+		if err != nil {
+			return err
+		}
+		if e.m != nil {
+			*m = *e.m
+			return nil
+		}
+		if err := wire.Parse(e.raw, m); err == nil {
+			return nil
+		}
+		c.h.log.Debug().Int("bytes", len(e.raw)).Msg("in-process session: an unparsable message of the session dropped")
+	}
+}
+
+// next returns the next message for Recv.
+func (c *Conn) next() (entryMsg, error) {
 	select {
-	case msg := <-c.out:
-		return msg, nil
+	case e := <-c.out:
+		return e, nil
 	default:
 	}
 	select {
-	case msg := <-c.out:
-		return msg, nil
+	case e := <-c.out:
+		return e, nil
 	case <-c.gone:
 		select {
-		case msg := <-c.out:
-			return msg, nil
+		case e := <-c.out:
+			return e, nil
 		default:
-			return nil, io.EOF
+			return entryMsg{}, io.EOF
 		}
 	case <-c.closed:
-		return nil, io.EOF
+		return entryMsg{}, io.EOF
 	}
 }
 
@@ -315,10 +351,10 @@ func (c *Conn) post(m *wire.Message, sid string) {
 func (c *Conn) postOnce(m *wire.Message, sid string, drop bool) *entryWriter {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel() // as net/http does when a handler returns: the session's attachment ends
-	r := c.request(ctx, http.MethodPost, sid)
-	r.ContentLength = int64(len(m.Raw))
 	w := newEntryWriter(c)
 	w.drop = drop
+	r := c.request(context.WithValue(ctx, entryKey{}, w), http.MethodPost, sid)
+	r.ContentLength = int64(len(m.Raw))
 	c.serve(w, r, func(w http.ResponseWriter, r *http.Request) { c.servePost(w, r, m) })
 	return w
 }
@@ -375,9 +411,9 @@ func (c *Conn) listen() {
 	sid := c.sid
 	c.mu.Unlock()
 	for c.ctx.Err() == nil {
-		r := c.request(c.ctx, http.MethodGet, sid)
-		r.Header["Accept"] = []string{"text/event-stream"}
 		w := newEntryWriter(c)
+		r := c.request(context.WithValue(c.ctx, entryKey{}, w), http.MethodGet, sid)
+		r.Header["Accept"] = []string{"text/event-stream"}
 		c.serve(w, r, c.serveGet)
 		s := c.h.sessions.lookup(sid)
 		switch {
@@ -390,13 +426,15 @@ func (c *Conn) listen() {
 			}
 			sid = nsid
 			continue
-		case c.h.closing.Fired():
+		case c.h.closing.Fired() || w.status != http.StatusOK:
+			// No standalone stream for now (the Handler is shutting
+			// down, or refused this one): the session goes on without
+			// one until it ends, so that its requests in flight are
+			// answered; ending the Conn here would fail them.
 			select {
 			case <-s.endCh:
 			case <-c.closed:
 			}
-			return
-		case w.status != http.StatusOK:
 			return
 		}
 	}
@@ -419,11 +457,12 @@ func (c *Conn) serveDelete(w http.ResponseWriter, r *http.Request) {
 // metrics name it).
 func (c *Conn) admitted(r *http.Request) *http.Request { return auth.WithPrincipal(r, c.p) }
 
-// deliver hands one message to Recv, waiting while the reader is behind
-// (or until Close, or the stream is aborted).
-func (c *Conn) deliver(msg []byte, abort <-chan struct{}) error {
+// deliver hands one message to Recv, with its parse if it has one,
+// waiting while the reader is behind (or until Close, or the stream is
+// aborted: the budget cut it).
+func (c *Conn) deliver(msg []byte, m *wire.Message, abort <-chan struct{}) error {
 	select {
-	case c.out <- msg:
+	case c.out <- entryMsg{msg, m}:
 		return nil
 	case <-c.closed:
 		return errConnClosed
@@ -432,115 +471,189 @@ func (c *Conn) deliver(msg []byte, abort <-chan struct{}) error {
 	}
 }
 
-// An entryWriter is the ResponseWriter of one in-process request: each
-// message the session writes goes to the Conn whole (a copy: the session
-// recycles its buffers). A JSON response is its body; an SSE stream's
-// events are read for their data, which is one message each (a stdio
-// line has no newline).
+// An entryMsg is a message for Recv: its bytes, and their parse when one
+// was made on the way (the child's reader's), so that Recv need not
+// parse them again.
+type entryMsg struct {
+	raw []byte
+	m   *wire.Message // nil: Recv parses raw
+}
+
+// entryKey is the request context key of the entryWriter an in-process
+// request is answered through (entryOf).
+type entryKey struct{}
+
+// entryOf returns the entryWriter r is answered through, or nil for an
+// HTTP request.
+func entryOf(r *http.Request) *entryWriter {
+	w, _ := r.Context().Value(entryKey{}).(*entryWriter)
+	return w
+}
+
+// entryConn returns the Conn r comes from, or nil for an HTTP request
+// (a session's initialize: session.entry).
+func entryConn(r *http.Request) *Conn {
+	if w := entryOf(r); w != nil {
+		return w.c
+	}
+	return nil
+}
+
+// entryOf returns the entryWriter of r, a request of s, when s's client
+// is in this process; one field to test on an HTTP client's requests.
+func (s *session) entryOf(r *http.Request) *entryWriter {
+	if s.entry == nil {
+		return nil
+	}
+	return entryOf(r)
+}
+
+// push pushes msg, a message the session routes (route), to sk; with its
+// parse pm when sk is a stream the Conn is reading (entryWriter.pump).
+func (s *session) push(sk *stream.Sink, msg []byte, pm *wire.Message) bool {
+	if pm != nil {
+		if w := s.entry.outFor(sk); w != nil {
+			return w.pushParsed(msg, pm, false)
+		}
+	}
+	return sk.Push(msg, false)
+}
+
+// outFor returns the entryWriter pumping sk to the Conn, or nil.
+func (c *Conn) outFor(sk *stream.Sink) *entryWriter {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	return c.outs[sk]
+}
+
+// maxParsed bounds the parses an entryWriter keeps for messages queued in
+// its stream: past it (a flood of progress a slow reader has not taken)
+// messages go without, and Recv parses them.
+const maxParsed = 2 * maxEntryQueue
+
+// An entryWriter answers one in-process request. A stream of the session
+// (a call's answers, the standalone stream) is handed to the Conn message
+// by message (stream.PumpDirect: no SSE framing to write and read back);
+// what is written to it as an HTTP response is a JSON body (an answer the
+// session makes itself, a refusal), handed on once the handler has
+// returned (finish).
 type entryWriter struct {
 	c      *Conn
 	hdr    http.Header
 	status int
-	sse    bool
-	buf    []byte // an incomplete event, or the JSON body
+	buf    []byte // the JSON body
+	drop   bool   // hand nothing on
 
-	abortOnce sync.Once
-	abort     chan struct{} // closed by a past write deadline (the budget's cut)
-	failed    bool
-	drop      bool // hand nothing on
+	// The parses of messages a call delivered to the stream's sink (out),
+	// in the sink's order: each message the pump takes is either the
+	// first of them, or one the session pushed itself (no parse).
+	mu     sync.Mutex
+	sk     *stream.Sink
+	parsed []*wire.Message
 }
 
 func newEntryWriter(c *Conn) *entryWriter {
-	return &entryWriter{c: c, hdr: http.Header{}, abort: make(chan struct{})}
+	return &entryWriter{c: c, hdr: http.Header{}}
 }
 
 func (w *entryWriter) Header() http.Header { return w.hdr }
 
 func (w *entryWriter) WriteHeader(code int) {
-	if w.status != 0 {
-		return
+	if w.status == 0 {
+		w.status = code
 	}
-	w.status = code
-	w.sse = code == http.StatusOK && wire.MediaType(first(w.hdr["Content-Type"])) == "text/event-stream"
 }
 
 func (w *entryWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.failed {
-		return 0, errConnClosed
-	}
-	if !w.sse {
-		w.buf = append(w.buf, p...)
-		return len(p), nil
-	}
-	// An event comes in one write, or in three around a large message:
-	// only an incomplete one is kept.
-	rest := p
-	if len(w.buf) > 0 {
-		w.buf = append(w.buf, p...)
-		rest = w.buf
-	}
-	for {
-		i := bytes.Index(rest, eventEnd)
-		if i < 0 {
-			break
-		}
-		if err := w.event(rest[:i]); err != nil {
-			w.failed = true
-			return 0, err
-		}
-		rest = rest[i+len(eventEnd):]
-	}
-	if len(rest) == 0 {
-		w.buf = w.buf[:0]
-	} else if len(w.buf) == 0 || &rest[0] != &w.buf[0] {
-		w.buf = append(w.buf[:0], rest...)
-	}
+	w.buf = append(w.buf, p...)
 	return len(p), nil
 }
 
-// An SSE event ends with a blank line; its data is on a "data: " line
-// (text/event-stream, as the responder writes it).
-var (
-	eventEnd  = []byte("\n\n")
-	dataField = []byte("data: ")
-)
-
-// event hands on the data of one SSE event (a comment or a priming event
-// has none).
-func (w *entryWriter) event(ev []byte) error {
-	for len(ev) > 0 {
-		line, rest, _ := bytes.Cut(ev, []byte{'\n'})
-		ev = rest
-		if data, ok := bytes.CutPrefix(line, dataField); ok && len(data) > 0 && !w.drop {
-			return w.c.deliver(slices.Clone(data), w.abort)
-		}
-	}
-	return nil
-}
-
-// Flush is http.Flusher's: every message is handed on as it is written.
+// Flush is http.Flusher's: nothing is held back.
 func (w *entryWriter) Flush() {}
 
-// SetWriteDeadline is how http.ResponseController aborts a write blocked
-// on a client that does not read (the budget's cut): a deadline past ends
-// the wait for Recv.
-func (w *entryWriter) SetWriteDeadline(t time.Time) error {
-	if !t.IsZero() && !t.After(time.Now()) {
-		w.abortOnce.Do(func() { close(w.abort) })
+// out makes w the output of cl, whose messages go to sk (the session's
+// requestWith): the child's reader delivers each with its parse, which
+// the pump hands on with it.
+func (w *entryWriter) out(cl *child.Call, sk *stream.Sink) {
+	w.sk = sk
+	cl.DeliverFn = w.push
+}
+
+// push is a call's deliverFn: sk.Push, keeping m for the pump. It runs on
+// the child's reader goroutine and never blocks.
+func (w *entryWriter) push(msg []byte, m *wire.Message, final bool) { w.pushParsed(msg, m, final) }
+
+// pushParsed pushes msg to the stream, keeping its parse m (if any) for
+// the pump; it reports what sk.Push does.
+func (w *entryWriter) pushParsed(msg []byte, m *wire.Message, final bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock() // held across Push: parsed stays in the sink's order
+	keep := m != nil && m.Kind != wire.KindInvalid && len(w.parsed) < maxParsed
+	if keep {
+		w.parsed = append(w.parsed, m)
 	}
-	return nil
+	ok := w.sk.Push(msg, final)
+	if !ok && keep {
+		w.parsed = w.parsed[:len(w.parsed)-1]
+	}
+	return ok
+}
+
+// parseOf returns the parse push kept for msg, or nil.
+func (w *entryWriter) parseOf(msg []byte) *wire.Message {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.parsed) == 0 {
+		return nil
+	}
+	m := w.parsed[0]
+	if len(m.Raw) != len(msg) || len(msg) == 0 || &m.Raw[0] != &msg[0] {
+		return nil // pushed by the session itself
+	}
+	w.parsed[0] = nil
+	w.parsed = w.parsed[1:]
+	return m
+}
+
+// pump hands sk, a stream of the session, to the Conn until it ends
+// (stream.PumpDirect). The stream is this request's answer: it is one
+// with status 200, and names the session, as an SSE response does.
+func (w *entryWriter) pump(r *http.Request, head func(int), sid string, sk *stream.Sink, stop, stop2 <-chan struct{}) stream.PumpResult {
+	w.hdr[keySessionID] = []string{sid}
+	head(http.StatusOK)
+	// What the session routes to sk from now on (its server requests,
+	// notifications) comes with its parse too (session.push).
+	w.mu.Lock()
+	w.sk = sk
+	w.mu.Unlock()
+	c := w.c
+	c.omu.Lock()
+	c.outs[sk] = w
+	c.omu.Unlock()
+	defer func() {
+		c.omu.Lock()
+		delete(c.outs, sk)
+		c.omu.Unlock()
+	}()
+	return stream.PumpDirect(r.Context(), sk, stop, stop2, func(msg []byte, abort <-chan struct{}) error {
+		if w.drop {
+			return nil
+		}
+		return w.c.deliver(msg, w.parseOf(msg), abort)
+	})
 }
 
 // finish hands on the JSON response to a request once the handler has
 // returned: the answer, or the JSON-RPC error of a refusal.
 func (w *entryWriter) finish() {
-	if w.sse || w.failed || w.drop {
+	if w.drop {
 		return
 	}
 	if body := bytes.TrimSpace(w.buf); len(body) > 0 {
-		w.c.deliver(body, w.abort) // w.buf is this response's own
+		w.c.deliver(body, nil, nil) // w.buf is this response's own
 	}
 }

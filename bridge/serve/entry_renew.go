@@ -51,7 +51,7 @@ func (c *Conn) renewed(m *wire.Message, stale string) *entryWriter {
 	case m.Kind == wire.KindRequest && !idempotent[m.Method]:
 		c.deliver(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError,
 			"mcp-bridge: the server's session had ended (its process exited?); a new one was started, but this "+m.Method+
-				" was not sent again because it may not be idempotent: retry it if that is safe", nil), nil)
+				" was not sent again because it may not be idempotent: retry it if that is safe", nil), nil, nil)
 		return nil
 	}
 	return c.postOnce(m, sid, false)

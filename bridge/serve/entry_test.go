@@ -1,20 +1,30 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/auth"
+	"github.com/mcp-bridge/mcp-bridge/bridge/stream"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
+
+// recvRaw returns the bytes of the next message Recv gives.
+func recvRaw(c *Conn) ([]byte, error) {
+	var m wire.Message
+	err := c.Recv(&m)
+	return m.Raw, err
+}
 
 // entryAsk sends a request on an in-process session and returns the
 // message answering it (notifications before it are skipped).
@@ -24,7 +34,7 @@ func entryAsk(t *testing.T, c *Conn, req string) map[string]any {
 		t.Fatal(err)
 	}
 	for {
-		msg, err := c.Recv()
+		msg, err := recvRaw(c)
 		if err != nil {
 			t.Fatalf("Recv: %v", err)
 		}
@@ -86,7 +96,7 @@ func TestOpenSession(t *testing.T) {
 				t.Errorf("sessions = %d, want 1", b.sessions.count())
 			}
 			c.Close()
-			if _, err := c.Recv(); err != io.EOF {
+			if _, err := recvRaw(c); err != io.EOF {
 				t.Errorf("Recv after Close = %v, want EOF", err)
 			}
 			if err := c.Send([]byte(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)); err == nil {
@@ -163,59 +173,6 @@ func TestOpenCallerScopes(t *testing.T) {
 	}
 }
 
-// FuzzEntryEvents: however the session's SSE stream is cut into writes
-// (an event in one write, a large one in three, keepalives and a priming
-// event between), an in-process session hands on exactly the messages,
-// whole and in order.
-func FuzzEntryEvents(f *testing.F) {
-	f.Add([]byte(`{"a":1}|{"jsonrpc":"2.0","id":1,"result":{}}`), []byte{3, 50, 1})
-	f.Add([]byte(`x|data: y|id: 3`), []byte{0, 0, 7})
-	f.Fuzz(func(t *testing.T, msgs []byte, cuts []byte) {
-		var want [][]byte
-		var stream []byte
-		for i, m := range bytes.Split(msgs, []byte("|")) {
-			if len(m) == 0 || bytes.ContainsAny(m, "\r\n") {
-				continue
-			}
-			want = append(want, m)
-			switch i % 3 {
-			case 0:
-				stream = append(stream, "id: 7\n"...)
-			case 1:
-				stream = append(stream, ": keepalive\n\n"...)
-			case 2:
-				stream = append(stream, "id: 8\nretry: 1000\ndata: \n\n"...)
-			}
-			stream = append(append(append(stream, "event: message\ndata: "...), m...), "\n\n"...)
-		}
-		c := &Conn{out: make(chan []byte, len(want)+1), closed: make(chan struct{})}
-		w := newEntryWriter(c)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		for len(stream) > 0 {
-			n := len(stream)
-			if len(cuts) > 0 {
-				n = min(n, int(cuts[0])+1)
-				cuts = cuts[1:]
-			}
-			chunk := bytes.Clone(stream[:n]) // the responder reuses its buffer
-			if _, err := w.Write(chunk); err != nil {
-				t.Fatal(err)
-			}
-			clear(chunk)
-			stream = stream[n:]
-		}
-		close(c.out)
-		var got [][]byte
-		for m := range c.out {
-			got = append(got, m)
-		}
-		if !slices.EqualFunc(got, want, bytes.Equal) {
-			t.Fatalf("got %q, want %q", got, want)
-		}
-	})
-}
-
 // An in-process session carries a request of the child to the client and
 // the client's answer back (the session's relay, as over HTTP), and the
 // child's progress for a call.
@@ -233,7 +190,7 @@ func TestOpenServerRequest(t *testing.T) {
 	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-roots","arguments":{}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := c.Recv()
+	msg, err := recvRaw(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +208,7 @@ func TestOpenServerRequest(t *testing.T) {
 	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"tok-9"}}}`)); err != nil {
 		t.Fatal(err)
 	}
-	msg, err = c.Recv()
+	msg, err = recvRaw(c)
 	if err != nil || !strings.Contains(string(msg), `"notifications/progress"`) || !strings.Contains(string(msg), `"tok-9"`) {
 		t.Fatalf("progress = %s, %v", msg, err)
 	}
@@ -305,7 +262,7 @@ func TestOpenRetriesBusy(t *testing.T) {
 	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"p"}}}`))
-	if msg, err := c.Recv(); err != nil || !strings.Contains(string(msg), "notifications/progress") {
+	if msg, err := recvRaw(c); err != nil || !strings.Contains(string(msg), "notifications/progress") {
 		t.Fatalf("progress = %s, %v", msg, err)
 	}
 	c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"env","arguments":{}}}`))
@@ -317,7 +274,7 @@ func TestOpenRetriesBusy(t *testing.T) {
 	}
 	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`))
 	for {
-		msg, err := c.Recv()
+		msg, err := recvRaw(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,5 +318,148 @@ func TestOpenSecondInitializeLeavesHandshake(t *testing.T) {
 	c.mu.Unlock()
 	if init != first {
 		t.Errorf("the handshake a renewal replays is now %s, want the first initialize", init)
+	}
+}
+
+// A message sent before initialize is refused at once: nothing would ever
+// make the session ready, and Send used to wait for that until Close.
+func TestOpenSendBeforeInitialize(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sent := make(chan error, 1)
+	go func() { sent <- c.Send([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)) }()
+	select {
+	case err := <-sent:
+		if err == nil {
+			t.Error("a request before initialize was accepted")
+		}
+	case <-time.After(10 * time.Second): // a wide margin: the answer is immediate
+		c.Close()
+		t.Fatal("Send before initialize did not return")
+	}
+}
+
+// A re-GET of the standalone stream that the Handler refuses while the
+// session lives (here as another principal's, during a drain) leaves the
+// Conn without a standalone stream, not ended: the call in flight is
+// still answered through Recv.
+func TestOpenListenRefusedKeepsConn(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild(), AccessLog: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	s := b.sessions.lookup(c.sid)
+	c.mu.Unlock()
+	var get *stream.Sink
+	for get == nil || b.InFlight() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the call and the standalone stream did not start")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the Handler's state, not syncing goroutines
+		s.mu.Lock()
+		get = s.get
+		s.mu.Unlock()
+	}
+	b.Refuse()
+	s.owner = auth.OAuthPrincipal("someone else") // before the stream ends: the re-GET is refused (404)
+	get.End()
+	for !strings.Contains(b.log.String(), `"status":404`) {
+		if ctx.Err() != nil {
+			t.Fatal("the standalone stream was not opened again")
+		}
+		time.Sleep(5 * time.Millisecond) // polling the access log, not syncing goroutines
+	}
+	s.owner = auth.Principal{} // the session's own again, for the release below
+	select {
+	case <-c.gone:
+		t.Fatal("the refused re-GET ended the Conn")
+	default:
+	}
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"release","arguments":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[string]bool{}
+	for len(answered) < 2 {
+		msg, err := recvRaw(c)
+		if err != nil {
+			t.Fatalf("Recv: %v (answered %v)", err, answered)
+		}
+		var m struct{ ID json.RawMessage }
+		json.Unmarshal(msg, &m)
+		answered[string(m.ID)] = true
+	}
+}
+
+// Each message of an in-process session is parsed once in each
+// direction: Send parses the client's, the child's reader the child's,
+// and Recv hands that parse on instead of parsing again — for a call's
+// answer and progress (routed by the call) as for the child's own request
+// (routed by the session).
+func TestOpenParsesOnce(t *testing.T) {
+	b := startBridge(t, Config{ChildProtocol: ChildLegacy, Command: testChild()})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := b.Open(ctx, Caller{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	entryAsk(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.Send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	var mu sync.Mutex
+	parses := map[string]int{}
+	stop := wire.ObserveParses(func(raw []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range []string{`"ask-roots"`, `"roots/list"`, `\"uri\"`, `"notifications/progress"`} {
+			if strings.Contains(string(raw), k) {
+				parses[k]++
+			}
+		}
+	})
+	defer stop()
+	if err := c.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-roots","arguments":{}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ask, err := recvRaw(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req struct{ ID json.RawMessage }
+	json.Unmarshal(ask, &req)
+	res := entryAsk(t, c, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"roots":[{"uri":"file:///entry-root"}]}}`)
+	if !strings.Contains(fmt.Sprint(res), "entry-root") {
+		t.Fatalf("tools/call = %v", res)
+	}
+	c.Send([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progress-wait","arguments":{},"_meta":{"progressToken":"tok-9"}}}`))
+	if msg, err := recvRaw(c); err != nil || !strings.Contains(string(msg), "tok-9") {
+		t.Fatalf("progress = %s, %v", msg, err)
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	// The call: by Send. The child's roots/list, its answer to the call
+	// (the roots as its text) and its progress: by the child's reader.
+	// (The client's answer to roots/list is parsed by Send and again by
+	// the session's relay, as an HTTP client's is: not counted here.)
+	want := map[string]int{`"ask-roots"`: 1, `"roots/list"`: 1, `\"uri\"`: 1, `"notifications/progress"`: 1}
+	if !maps.Equal(parses, want) {
+		t.Errorf("parses = %v, want %v", parses, want)
 	}
 }

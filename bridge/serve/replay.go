@@ -31,6 +31,16 @@ func (s *session) stream(r *http.Request, rsp *stream.Responder, sk *stream.Sink
 		return
 	}
 	h := s.t.h
+	if ew := s.entryOf(r); ew != nil {
+		// In-process: no connection to break, nothing to resume.
+		if ew.pump(r, rsp.WriteHeader, s.id, sk, s.endCh, h.killed.Done()) != stream.PumpComplete {
+			sk.Close()
+		}
+		if after != nil {
+			after()
+		}
+		return
+	}
 	st := s.replay.Open(sk, true)
 	rsp.Resumable(s.replay, st, s.primes())
 	var stop <-chan struct{} = h.killed.Done()

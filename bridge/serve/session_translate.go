@@ -178,12 +178,11 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 	}
 	conn := s.child()
 	cl := &child.Call{Method: "subscriptions/listen", OrigID: []byte(`"listen"`)}
-	cl.DeliverFn = func(msg []byte, final bool) {
-		var n wire.Message
-		if final || wire.Parse(msg, &n) != nil {
+	cl.DeliverFn = func(_ []byte, n *wire.Message, final bool) {
+		if final || n == nil || n.Kind == wire.KindInvalid {
 			return
 		}
-		if out := legacysession.ListenNotification(&n); out != nil {
+		if out := legacysession.ListenNotification(n); out != nil {
 			s.route(out, false)
 		}
 	}

@@ -63,6 +63,10 @@ type session struct {
 	// sse is the HTTP+SSE stream the session was initialized on (sse.go);
 	// nil for a Streamable HTTP session.
 	sse *sseConn
+	// entry is the session's client when it is in this process
+	// (Handler.Open): its streams go to the Conn message by message
+	// (entry.go). nil for an HTTP client.
+	entry *Conn
 
 	// owner is the principal that initialized the session; a request of
 	// another one does not find it. Security best practices (session
@@ -248,6 +252,7 @@ func (t *sessionTable) initialize(w http.ResponseWriter, r *http.Request, m *wir
 		attached:   1, // by this initialize request, however long the child takes
 		replay:     stream.NewReplayLog(t.h.cfg.replayBuffer(), t.h.replays),
 		owner:      t.h.guard.principal(r),
+		entry:      entryConn(r),
 	}
 	// A session that never makes it into the table (the child cannot
 	// start, is not ready, too many principals) must not leave its replay
@@ -393,6 +398,9 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, m *wire.Messag
 func (s *session) requestWith(w http.ResponseWriter, r *http.Request, m *wire.Message, onFinal func(*wire.Message) bool) {
 	h := s.t.h
 	cl := &child.Call{OrigID: clone(m.IDBytes()), Method: m.Method, Sink: s.callSink(1), Sess: s, Via: s.sc, OnFinal: onFinal, LogLevel: m.LogLevel != "", Op: opOf(w)}
+	if ew := s.entryOf(r); ew != nil {
+		ew.out(cl, cl.Sink) // the child's parse goes along (entry.go)
+	}
 	if !s.trackOr404(w, cl, m) {
 		return
 	}
@@ -511,11 +519,24 @@ func (s *session) notify(m *wire.Message) {
 // Unrouted and ChildRequest make a session the owner of its own child:
 // everything the child sends belongs to this one client.
 func (s *session) Unrouted(c *child.Conn, m *wire.Message) {
-	s.route(clone(m.Raw), m.Method == "notifications/message")
+	s.routeParsed(m, m.Method == "notifications/message")
 }
 
 func (s *session) ChildRequest(c *child.Conn, m *wire.Message) {
-	s.route(clone(m.Raw), true)
+	s.routeParsed(m, true)
+}
+
+// routeParsed routes a copy of m's message; an in-process client gets the
+// parse along (entry.go).
+func (s *session) routeParsed(m *wire.Message, related bool) {
+	msg := clone(m.Raw)
+	var pm *wire.Message
+	if s.entry != nil {
+		pm = new(wire.Message)
+		*pm = *m
+		pm.Raw = msg // the same bytes: the spans hold
+	}
+	s.routeWith(msg, pm, related)
 }
 
 // route places a server-initiated message on one stream (the spec forbids
@@ -524,24 +545,27 @@ func (s *session) ChildRequest(c *child.Conn, m *wire.Message) {
 // a request in flight (server-to-client requests, log lines) prefer that
 // request's stream; the rest prefer the GET stream. With no stream open
 // they wait in a bounded backlog for the next GET.
-func (s *session) route(msg []byte, related bool) {
+func (s *session) route(msg []byte, related bool) { s.routeWith(msg, nil, related) }
+
+// routeWith is route for msg with its parse pm, or nil.
+func (s *session) routeWith(msg []byte, pm *wire.Message, related bool) {
 	s.mu.Lock()
 	get := s.get
 	pend := slices.Clone(s.pending)
 	s.mu.Unlock()
 	if related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.Sink) && cl.Sink.Push(msg, false) {
+			if !s.replay.IsParked(cl.Sink) && s.push(cl.Sink, msg, pm) {
 				return
 			}
 		}
 	}
-	if get != nil && get.Push(msg, false) {
+	if get != nil && s.push(get, msg, pm) {
 		return
 	}
 	if !related {
 		for _, cl := range pend {
-			if !s.replay.IsParked(cl.Sink) && cl.Sink.Push(msg, false) {
+			if !s.replay.IsParked(cl.Sink) && s.push(cl.Sink, msg, pm) {
 				return
 			}
 		}
@@ -669,6 +693,11 @@ func (s *session) runGet(r *http.Request, rsp *stream.Responder, st *stream.Repl
 	}
 	for _, m := range backlog {
 		sk.Push(m, false)
+	}
+	if ew := s.entryOf(r); ew != nil {
+		ew.pump(r, rsp.WriteHeader, s.id, sk, s.endCh, t.h.closing.Done())
+		s.endGet(st, sk)
+		return
 	}
 	if rsp.StartSSE() != nil {
 		s.endGet(st, sk)

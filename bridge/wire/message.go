@@ -116,6 +116,9 @@ func (m *Message) IsModern() bool { return m.ProtocolVersion != "" }
 // string, and a message that is both a request and a response. It walks
 // params, params._meta and error in the same pass as it skips them.
 func Parse(raw []byte, m *Message) error {
+	if h := parseHook.Load(); h != nil { // tests only (ObserveParses)
+		(*h)(raw)
+	}
 	*m = Message{Raw: raw}
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
