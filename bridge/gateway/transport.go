@@ -48,8 +48,14 @@ func (t *handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	select {
 	case <-w.head:
 	case <-ctx.Done():
-		pr.CloseWithError(ctx.Err())
-		return nil, ctx.Err()
+		// A handler that returns at once ends ctx (serveInProcess) just
+		// after it wrote the head: both are ready, and the head wins.
+		select {
+		case <-w.head:
+		default:
+			pr.CloseWithError(ctx.Err())
+			return nil, ctx.Err()
+		}
 	}
 	resp := &http.Response{
 		Status:     strconv.Itoa(w.status) + " " + http.StatusText(w.status),
