@@ -39,8 +39,16 @@ func toolText(t *testing.T, res *mcp.CallToolResult) string {
 
 // teeCommand runs server with every line the bridge writes to its stdin
 // also appended to log, so a test can see what reached the child.
+//
+// Each line is in log before the server can read it, so a test that read
+// a response may read log at once: tee writes each block to its outputs
+// in order, its own stdout (here /dev/null) first, then its files in
+// argument order — log, then fd 3, the server's stdin. With `tee log |
+// server` the server got the line first and could answer while tee was
+// not yet scheduled to append it: TestTraceReachesChildOnEveryPath read a
+// log without the request under load.
 func teeCommand(log string, server ...string) []string {
-	return []string{"sh", "-c", `tee -a "$0" | exec "$@"`, log, server[0]}
+	return []string{"sh", "-c", `{ tee -a "$0" /dev/fd/3 >/dev/null; } 3>&1 | exec "$@"`, log, server[0]}
 }
 
 var sdkVersions = []struct{ name, version, want string }{
