@@ -40,15 +40,17 @@ func toolText(t *testing.T, res *mcp.CallToolResult) string {
 // teeCommand runs server with every line the bridge writes to its stdin
 // also appended to log, so a test can see what reached the child.
 //
-// Each line is in log before the server can read it, so a test that read
-// a response may read log at once: tee writes each block to its outputs
-// in order, its own stdout (here /dev/null) first, then its files in
-// argument order — log, then fd 3, the server's stdin. With `tee log |
-// server` the server got the line first and could answer while tee was
-// not yet scheduled to append it: TestTraceReachesChildOnEveryPath read a
-// log without the request under load.
+// Each line is in log before the server can read it, so a test that got
+// an answer may read log at once: the shell appends the line to log, and
+// only once that append returned writes it to the server. With `tee log |
+// server` the server could read and answer a line before tee appended it
+// (tee writes its stdout first, and a loaded machine may deschedule it
+// between the two writes): TestTraceReachesChildOnEveryPath then read a
+// log without the request. tee's order of outputs is not portable
+// either, hence the loop; the lines are requests, small enough that
+// reading them a byte at a time costs nothing.
 func teeCommand(log string, server ...string) []string {
-	return []string{"sh", "-c", `{ tee -a "$0" /dev/fd/3 >/dev/null; } 3>&1 | exec "$@"`, log, server[0]}
+	return []string{"sh", "-c", `while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l" >>"$0"; printf '%s\n' "$l"; done | exec "$@"`, log, server[0]}
 }
 
 var sdkVersions = []struct{ name, version, want string }{
