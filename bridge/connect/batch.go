@@ -2,13 +2,9 @@ package connect
 
 import (
 	"context"
-	"errors"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // passBatch forwards a JSON-RPC batch (2025-03-26 only) as one POST. Its
@@ -57,37 +53,15 @@ func (b *Bridge) passBatch(ctx context.Context, raw []byte, elems []wire.Span) {
 }
 
 // relayBatch sends the batch and writes each message of the answer as its
-// own line; a response reaches the host only if it answers one of the
-// batch's requests, and each of them is answered exactly once: by the
-// remote, or with an error if the remote left it out.
+// own line (remote.Remote.Batch); a response reaches the host only if it
+// answers one of the batch's requests, and each of them is answered
+// exactly once: by the remote, or with an error if the remote left it out.
 func (b *Bridge) relayBatch(ctx context.Context, raw []byte, reqs []*pending) {
-	hdr := b.remote.HeadersFor(&wire.Message{})
-	resp, err := b.remote.Post(ctx, raw, hdr)
-	if err != nil {
-		b.log.Warn().Err(err).Msg("batch not accepted by the remote")
-		if len(reqs) == 0 {
-			_, msg, _ := b.remote.Describe(err, nil)
-			b.host.Write(wire.ErrorResponse(nil, wire.CodeConnectionClosed, "mcp-bridge: the remote rejected a batch: "+strings.TrimPrefix(msg, "mcp-bridge: "), nil))
-		}
-		var se *httpclient.StatusError
-		errors.As(err, &se)
-		for _, p := range reqs {
-			b.fail(p, err, se)
-		}
-		return
+	refused, err := b.remote.Batch(ctx, raw, func(msg []byte) { b.route(msg, source{batch: reqs}) })
+	if refused && len(reqs) == 0 {
+		b.host.Write(b.remote.BatchRefusal(err))
 	}
-	defer resp.Close()
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the remote answered the batch without a response to this request")
-			}
-			for _, p := range reqs {
-				b.fail(p, err, nil)
-			}
-			return
-		}
-		b.route(msg, source{batch: reqs})
+	for _, p := range reqs {
+		b.fail(p, err, nil)
 	}
 }

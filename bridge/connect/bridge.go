@@ -282,11 +282,7 @@ func (b *Bridge) notify(ctx context.Context, m *wire.Message) {
 
 // passNotify posts a host notification as it is (passThrough).
 func (b *Bridge) passNotify(ctx context.Context, method string, raw []byte) {
-	var n wire.Message
-	if wire.Parse(raw, &n) != nil {
-		return
-	}
-	err := b.remote.Send(ctx, raw, b.remote.HeadersFor(&n), method)
+	err := b.remote.Tell(ctx, raw, method)
 	if method == "notifications/initialized" {
 		if err != nil && b.legacyHostRejected(ctx, err) {
 			return

@@ -2,7 +2,6 @@ package connect
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -80,10 +79,9 @@ func (h *modernHost) relay(ctx context.Context, p *pending, m *wire.Message) {
 	}
 }
 
-// ensureSession initializes the remote's legacy session, once: initialize
-// with the newest handshake version, then notifications/initialized
-// ("After successful initialization, the client MUST send an initialized
-// notification", 2025-11-25 lifecycle), then the GET stream.
+// ensureSession initializes the remote's legacy session, once, with the
+// newest handshake version (remote.Remote.Open: initialize, then
+// notifications/initialized, then the GET stream).
 func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	b := h.b
 	h.initMu.Lock()
@@ -91,31 +89,17 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 	if h.ready {
 		return nil
 	}
-	id := h.b.remote.MintID("init")
-	body := wire.Request(id, "initialize", translate.InitializeParams(m))
-	var im wire.Message
-	if err := wire.Parse(body, &im); err != nil {
-		return err
-	}
-	b.remote.BeforeInitialize(&im)
-	rm, err := b.remote.RoundTrip(ctx, &im, h.fromRemote)
+	rm, err := b.remote.Open(ctx, translate.InitializeParams(m), h.fromRemote)
 	if err != nil {
 		if _, ok := remote.Refusal(err); ok && b.protocol() == ProtocolAuto {
 			b.remote.ForgetVerdict()
 		}
-		return fmt.Errorf("initializing a 2025 session with the remote: %w", err)
+		return err
 	}
-	if rm.Error.Present() {
-		return errors.New("the remote refused initialize: " + string(rm.Bytes(rm.Error)))
-	}
-	b.remote.InitializeResult(rm)
 	h.result = rm.Raw
 	if sp, ok := wire.Field(rm.Raw, rm.Result, "capabilities"); ok {
 		h.caps = remote.ParseCaps(rm.Bytes(sp))
 	}
-	notif := wire.Notification("notifications/initialized", nil)
-	b.remote.Send(ctx, notif, b.remote.SessionHeader(), "notifications/initialized")
-	b.remote.Initialized(notif)
 	h.ready = true
 	return nil
 }
@@ -123,12 +107,7 @@ func (h *modernHost) ensureSession(ctx context.Context, m *wire.Message) error {
 // request sends method with params to the remote session and returns the
 // error of a failed answer.
 func (h *modernHost) request(ctx context.Context, method string, params []byte) error {
-	body := wire.Request(h.b.remote.MintID("req"), method, params)
-	var m wire.Message
-	if err := wire.Parse(body, &m); err != nil {
-		return err
-	}
-	rm, err := h.b.remote.RoundTrip(ctx, &m, h.fromRemote)
+	rm, err := h.b.remote.Request(ctx, "req", method, params, h.fromRemote)
 	if err != nil {
 		return err
 	}
@@ -186,7 +165,7 @@ func (h *modernHost) applyLogLevel(ctx context.Context, m *wire.Message) {
 // the token; the rest is dropped.
 func (h *modernHost) fromRemote(msg []byte) {
 	var m wire.Message
-	if !h.b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
+	if wire.Parse(msg, &m) != nil {
 		return
 	}
 	switch m.Kind {
@@ -218,13 +197,9 @@ func (h *modernHost) answerRemote(sr translate.Ask, result []byte, code int, mes
 	} else {
 		body = wire.ErrorResponse(sr.ID, code, message, nil)
 	}
-	var m wire.Message
-	if wire.Parse(body, &m) != nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b.remote.Send(ctx, body, b.remote.HeadersFor(&m), "response to "+sr.Method)
+	b.remote.Tell(ctx, body, "response to "+sr.Method)
 }
 
 // postCancel tells the remote that the bridge gave up on request id
@@ -235,10 +210,5 @@ func (h *modernHost) postCancel(ctx context.Context, id []byte, reason string) {
 	b := h.b
 	params := append(append([]byte(`{"requestId":`), id...), `,"reason":`...)
 	params = append(wire.AppendString(params, reason), '}')
-	body := wire.Notification("notifications/cancelled", params)
-	var m wire.Message
-	if wire.Parse(body, &m) != nil {
-		return
-	}
-	b.remote.Send(ctx, body, b.remote.HeadersFor(&m), "notifications/cancelled")
+	b.remote.Tell(ctx, wire.Notification("notifications/cancelled", params), "notifications/cancelled")
 }

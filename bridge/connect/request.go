@@ -3,7 +3,6 @@ package connect
 import (
 	"context"
 	"errors"
-	"io"
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/remote"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
@@ -105,50 +104,38 @@ func (b *Bridge) relayListen(ctx context.Context, p *pending, m *wire.Message) {
 	defer cancel()
 	stop := context.AfterFunc(b.streamCtx, cancel)
 	defer stop()
-	err := b.remote.Relisten(ctx, m, func(resp *httpclient.Response, id []byte, again bool) (bool, bool) {
-		return b.listenStream(resp, p, id, again)
+	err := b.remote.Relisten(ctx, m, func(msg []byte, m *wire.Message, id []byte, again bool) bool {
+		return b.listenMessage(msg, m, p, id, again)
 	})
 	if err != nil {
 		b.fail(p, err, nil)
 	}
 }
 
-// listenStream relays one listen response stream whose request carried id,
-// rewriting the subscription id to the host's. A re-established stream's
+// listenMessage relays one message of a listen response stream whose
+// request carried id, rewriting the subscription id to the host's, and
+// reports whether it was the final response. A re-established stream's
 // acknowledgement is not repeated to the host.
-func (b *Bridge) listenStream(resp interface{ Next() ([]byte, error) }, p *pending, id []byte, again bool) (delivered, final bool) {
-	for {
-		msg, err := resp.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				b.log.Debug().Err(err).Msg("listen stream read")
+func (b *Bridge) listenMessage(msg []byte, m *wire.Message, p *pending, id []byte, again bool) (final bool) {
+	switch {
+	case m.Kind == wire.KindResponse && string(m.IDBytes()) != string(id):
+		b.dropResponse(m, "it does not answer the subscriptions/listen whose stream carried it")
+	case m.Kind == wire.KindResponse:
+		edits := []wire.Edit{{Span: m.ID, Value: p.id}}
+		if meta, ok := wire.Field(msg, m.Result, "_meta"); ok {
+			if sub, ok := wire.Field(msg, meta, wire.MetaSubscriptionID); ok {
+				edits = append(edits, wire.Edit{Span: sub, Value: p.id})
 			}
-			return delivered, false
 		}
-		var m wire.Message
-		if !b.remoteJSON(msg) || wire.Parse(msg, &m) != nil {
-			continue
+		b.writeFinal(p, wire.Splice(msg, edits...))
+		return true
+	case m.SubscriptionID.Present():
+		if again && m.Method == "notifications/subscriptions/acknowledged" {
+			return false
 		}
-		delivered = true
-		switch {
-		case m.Kind == wire.KindResponse && string(m.IDBytes()) != string(id):
-			b.dropResponse(&m, "it does not answer the subscriptions/listen whose stream carried it")
-		case m.Kind == wire.KindResponse:
-			edits := []wire.Edit{{Span: m.ID, Value: p.id}}
-			if meta, ok := wire.Field(msg, m.Result, "_meta"); ok {
-				if sub, ok := wire.Field(msg, meta, wire.MetaSubscriptionID); ok {
-					edits = append(edits, wire.Edit{Span: sub, Value: p.id})
-				}
-			}
-			b.writeFinal(p, wire.Splice(msg, edits...))
-			return true, true
-		case m.SubscriptionID.Present():
-			if again && m.Method == "notifications/subscriptions/acknowledged" {
-				continue
-			}
-			b.host.Write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
-		default:
-			b.host.Write(msg)
-		}
+		b.host.Write(wire.Splice(msg, wire.Edit{Span: m.SubscriptionID, Value: p.id}))
+	default:
+		b.host.Write(msg)
 	}
+	return false
 }

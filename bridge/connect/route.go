@@ -9,11 +9,12 @@ import (
 // Everything the remote sends passes through route, which keeps the one
 // promise the host relies on: each of its requests is answered exactly
 // once, and every line on stdout is one JSON-RPC message. The remote is not
-// trusted with that. A batch is split into its messages; a response is
-// delivered only if it answers a request of the stream that carried it (or,
-// on the GET stream, where a server may resume a request's stream, one in
-// flight); a response to an id nobody sent, to a request of another stream,
-// or a second response to the same request is dropped (logged at debug).
+// trusted with that. bridge/remote hands over one JSON message at a time
+// (a batch split: remote/batch.go); a response is delivered only if it
+// answers a request of the stream that carried it (or, on the GET stream,
+// where a server may resume a request's stream, one in flight); a response
+// to an id nobody sent, to a request of another stream, or a second
+// response to the same request is dropped (logged at debug).
 
 // source is where a message from the remote came from, which decides what
 // a response there may answer.
@@ -75,49 +76,10 @@ func (b *Bridge) setExchange(p *pending, wid []byte, ex exchange) {
 	b.mu.Unlock()
 }
 
-// route handles one message (or batch) from the remote and reports whether
-// it carried the final response of src.p.
+// route handles one message from the remote (bridge/remote hands them
+// one at a time, checked to be JSON, a batch split) and reports whether it
+// carried the final response of src.p.
 func (b *Bridge) route(msg []byte, src source) (final bool) {
-	if !b.remoteJSON(msg) {
-		return false
-	}
-	if wire.FirstByte(msg) != '[' {
-		return b.routeOne(msg, src)
-	}
-	// A 2025-03-26 server may answer with a batch; stdout carries one
-	// message a line, and each element is judged like a message of its
-	// own.
-	elems, err := wire.BatchElements(msg)
-	if err != nil || len(elems) == 0 {
-		b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent an empty or malformed batch; dropped")
-		return false
-	}
-	for _, e := range elems {
-		el := msg[e.Start:e.End]
-		if wire.FirstByte(el) == '[' {
-			b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(el)).Msg("remote sent a batch inside a batch; dropped")
-			continue
-		}
-		if b.routeOne(el, src) {
-			final = true
-		}
-	}
-	return final
-}
-
-// remoteJSON reports whether msg is JSON, checked whole whatever its size
-// (wire.Valid crosses a 16 MiB result in about 6 ms, a tenth of relaying
-// it). The envelope reader only walks the keys it routes on; a line the
-// host cannot parse must not reach it.
-func (b *Bridge) remoteJSON(msg []byte) bool {
-	if wire.Valid(msg) {
-		return true
-	}
-	b.warns.badMessage.Event(&b.log, zerolog.WarnLevel).Int("bytes", len(msg)).Msg("remote sent something that is not JSON; dropped")
-	return false
-}
-
-func (b *Bridge) routeOne(msg []byte, src source) (final bool) {
 	if src.p == nil && src.batch == nil && b.strategy().unasked(msg) {
 		return false
 	}

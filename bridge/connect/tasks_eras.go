@@ -150,11 +150,7 @@ func (t modernTaskBack) Begin(ctx context.Context) (context.Context, context.Can
 }
 
 func (t modernTaskBack) Request(ctx context.Context, method, taskID string) (*wire.Message, error) {
-	var rm wire.Message
-	if err := wire.Parse(wire.Request(t.h.b.remote.MintID("task"), method, tasks.Params(taskID, nil)), &rm); err != nil {
-		return nil, err
-	}
-	return t.h.b.remote.RoundTrip(ctx, &rm, t.h.fromRemote)
+	return t.h.b.remote.Request(ctx, "task", method, tasks.Params(taskID, nil), t.h.fromRemote)
 }
 
 func (modernTaskBack) Wait(ctx context.Context, d time.Duration) error { return pollWait(ctx, d) }

@@ -33,8 +33,9 @@ type Call interface {
 	Wire() (id []byte, modern bool)
 	// Cancelled reports whether the host cancelled the request.
 	Cancelled() bool
-	// Emit takes one message of the request's response stream and
-	// reports whether it carried the request's final response.
+	// Emit takes one message of the request's response stream (JSON, a
+	// batch split: deliver) and reports whether it carried the request's
+	// final response.
 	Emit(msg []byte) (final bool)
 	// HeaderRetry is the request's flag that a HeaderMismatch was
 	// already retried once.
@@ -136,6 +137,7 @@ func (r *Remote) exchange(ctx context.Context, c Call, m *wire.Message) (got boo
 
 // consume writes the messages of one response to the host.
 func (r *Remote) consume(c Call, resp *httpclient.Response, req *wire.Message) (got bool, err error) {
+	to := sink(c) // converted once per response, not per message
 	for {
 		msg, err := resp.Next()
 		if err != nil {
@@ -144,7 +146,7 @@ func (r *Remote) consume(c Call, resp *httpclient.Response, req *wire.Message) (
 			}
 			return got, err
 		}
-		if c.Emit(msg) {
+		if r.deliver(msg, to) {
 			// The response ends the exchange ("the server SHOULD
 			// terminate the SSE stream" after it). Some servers keep the
 			// stream open and would go on parking session-wide messages on
@@ -176,14 +178,18 @@ func AwaitResponse(resp *httpclient.Response, id []byte, other func(msg []byte))
 
 // RoundTrip sends m, a request of the bridge's own, with the headers it
 // needs, and returns the response to it. Anything else on the stream goes
-// to other (nil: dropped).
+// to other (nil: dropped), one message at a time (deliver).
 func (r *Remote) RoundTrip(ctx context.Context, m *wire.Message, other func(msg []byte)) (*wire.Message, error) {
 	resp, err := r.client.Post(ctx, m.Raw, r.HeadersFor(m))
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Close()
-	rm, err := AwaitResponse(resp, m.IDBytes(), other)
+	var each func(msg []byte)
+	if other != nil {
+		each = func(msg []byte) { r.deliver(msg, sinkFunc(other)) }
+	}
+	rm, err := AwaitResponse(resp, m.IDBytes(), each)
 	if err != nil {
 		return nil, fmt.Errorf("no answer to %s: %w", m.Method, err)
 	}
@@ -191,6 +197,17 @@ func (r *Remote) RoundTrip(ctx context.Context, m *wire.Message, other func(msg 
 	out := *rm
 	out.Raw = clone(rm.Raw)
 	return &out, nil
+}
+
+// Request sends method with params, a request of the bridge's own under
+// an id minted for kind (MintID), and returns the response to it
+// (RoundTrip, other as there).
+func (r *Remote) Request(ctx context.Context, kind, method string, params []byte, other func(msg []byte)) (*wire.Message, error) {
+	var m wire.Message
+	if err := wire.Parse(wire.Request(r.MintID(kind), method, params), &m); err != nil {
+		return nil, err
+	}
+	return r.RoundTrip(ctx, &m, other)
 }
 
 // ForwardableError returns an HTTP error body that is itself the

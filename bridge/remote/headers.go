@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate/tasks"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
-	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
 // HeadersFor derives the HTTP headers a message needs from its body.
@@ -155,44 +154,3 @@ func (r *Remote) AbsorbTools(m *wire.Message) []byte { return r.tools.absorb(r, 
 // ToolSupport is the legacy remote's tools' execution.taskSupport, learnt
 // from the tools/list results the host side notes in it.
 func (r *Remote) ToolSupport() *tasks.ToolSupport { return &r.tools.support }
-
-// Relisten keeps a 2026-07-28 subscriptions/listen request (m) open for
-// the host. A broken stream loses the request and "clients MUST re-issue
-// it as a new request with a new request ID" (2026-07-28 changelog), so it
-// is re-issued under an id of the bridge's own, after a growing pause.
-// stream relays one response stream whose request carried id (again: a
-// re-established one) and reports whether it delivered anything and
-// whether it carried the final response. Relisten returns once that came
-// or ctx ended, nil, or with the error of the first attempt.
-func (r *Remote) Relisten(ctx context.Context, m *wire.Message, stream func(resp *httpclient.Response, id []byte, again bool) (delivered, final bool)) error {
-	bo := ListenBackoff()
-	hdr := r.HeadersFor(m)
-	body, id := m.Raw, m.IDBytes()
-	for attempt := 0; ; attempt++ {
-		resp, err := r.client.Post(ctx, body, hdr)
-		if err != nil {
-			if attempt == 0 || ctx.Err() != nil {
-				if ctx.Err() == nil {
-					return err
-				}
-				return nil
-			}
-		} else {
-			delivered, final := stream(resp, id, attempt > 0)
-			resp.Close()
-			if final || ctx.Err() != nil {
-				return nil
-			}
-			if delivered {
-				bo.Reset()
-			}
-		}
-		wait := bo.NextBackOff()
-		r.warns.listenBroke.Event(&r.log, zerolog.InfoLevel).Int64("in_ms", wait.Milliseconds()).Msg("subscriptions/listen stream broke; re-establishing")
-		if !SleepCtx(ctx, wait) {
-			return nil
-		}
-		id = r.MintID("listen")
-		body = wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/lifecycle"
 	"github.com/mcp-bridge/mcp-bridge/bridge/internal/ratelog"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
+	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
 )
 
@@ -43,7 +44,8 @@ type Config struct {
 
 	// The host side, for what the remote sends outside the response
 	// stream of a request the host waits on. Both run on the goroutine
-	// that reads the stream, one message at a time.
+	// that reads the stream, one message at a time (JSON, a batch split:
+	// deliver).
 	//
 	// Unsolicited takes each message of the standalone GET stream.
 	Unsolicited func(msg []byte)
@@ -78,6 +80,7 @@ type Remote struct {
 
 // warnings are the log lines a remote can provoke once per message.
 type warnings struct {
+	badMessage  ratelog.Limiter // not JSON, a malformed batch (batch.go)
 	badTool     ratelog.Limiter // a tools/list entry with invalid x-mcp-header annotations
 	notAccepted ratelog.Limiter // a POSTed notification or response refused
 	listenBroke ratelog.Limiter // a subscriptions/listen stream the remote keeps closing
@@ -129,12 +132,6 @@ func (r *Remote) Close() {
 	r.client.CloseIdleConnections()
 }
 
-// Post sends body (a message or a batch) with hdr and returns the
-// response (httpclient.Client.Post).
-func (r *Remote) Post(ctx context.Context, body []byte, hdr http.Header) (*httpclient.Response, error) {
-	return r.client.Post(ctx, body, hdr)
-}
-
 // Send sends a message that expects no answer (202); what names it in the
 // log line of a refusal.
 func (r *Remote) Send(ctx context.Context, raw []byte, hdr http.Header, what string) error {
@@ -152,10 +149,21 @@ func (r *Remote) Send(ctx context.Context, raw []byte, hdr http.Header, what str
 		if err != nil {
 			break
 		}
-		r.cfg.Stray(msg)
+		r.deliver(msg, sinkFunc(r.cfg.Stray))
 	}
 	resp.Close()
 	return nil
+}
+
+// Tell sends body, a message of the bridge's own that expects no answer
+// (a notification, the response to a server request), with the headers it
+// needs (HeadersFor), as Send does.
+func (r *Remote) Tell(ctx context.Context, body []byte, what string) error {
+	var m wire.Message
+	if err := wire.Parse(body, &m); err != nil {
+		return err
+	}
+	return r.Send(ctx, body, r.HeadersFor(&m), what)
 }
 
 // SessionID returns the remote's 2025 session id, "" without one.

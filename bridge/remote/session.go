@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -120,7 +121,7 @@ func (s *legacySession) runGet(ctx context.Context, hdr http.Header, ready, done
 	r := s.r
 	defer close(done)
 	sid := r.client.SessionID()
-	err := r.client.ListenReady(ctx, hdr, r.cfg.Unsolicited, func(error) { close(ready) })
+	err := r.client.ListenReady(ctx, hdr, r.unsolicited, func(error) { close(ready) })
 	select {
 	case <-ready:
 	default:
@@ -214,6 +215,34 @@ func (s *legacySession) terminate() {
 	if err := s.r.client.Terminate(ctx, s.header()); err != nil {
 		s.r.log.Debug().Err(err).Msg("DELETE of the remote session")
 	}
+}
+
+// Open initializes a 2025 session of the bridge's own (not the host's
+// handshake): initialize with params, then notifications/initialized
+// ("After successful initialization, the client MUST send an initialized
+// notification", 2025-11-25 lifecycle), then the GET stream. It returns
+// the remote's InitializeResult response; other takes what else comes on
+// initialize's stream (RoundTrip).
+func (r *Remote) Open(ctx context.Context, params []byte, other func(msg []byte)) (*wire.Message, error) {
+	id := r.MintID("init")
+	body := wire.Request(id, "initialize", params)
+	var im wire.Message
+	if err := wire.Parse(body, &im); err != nil {
+		return nil, err
+	}
+	r.BeforeInitialize(&im)
+	rm, err := r.RoundTrip(ctx, &im, other)
+	if err != nil {
+		return nil, fmt.Errorf("initializing a 2025 session with the remote: %w", err)
+	}
+	if rm.Error.Present() {
+		return nil, errors.New("the remote refused initialize: " + string(rm.Bytes(rm.Error)))
+	}
+	r.InitializeResult(rm)
+	notif := wire.Notification("notifications/initialized", nil)
+	r.Send(ctx, notif, r.SessionHeader(), "notifications/initialized")
+	r.Initialized(notif)
+	return rm, nil
 }
 
 // The session as the host side drives it.
