@@ -157,6 +157,7 @@ fuzz ./bridge/wire FuzzHeaderValue
 fuzz ./bridge/wire FuzzValid
 fuzz ./bridge/wire FuzzShifted
 fuzz ./bridge/wire FuzzSpliceParsed
+fuzz ./bridge/wire FuzzWithoutSubscriptionID
 fuzz ./bridge/wire FuzzAppendString
 fuzz ./bridge/wire FuzzField2
 fuzz ./bridge/wire FuzzPeekEnvelope

@@ -90,10 +90,12 @@ type Owner interface {
 type Session interface {
 	// Settled: cl's final message went to the session's client.
 	Settled(cl *Call)
-	// Route places msg, a message no call claims, on one of the
-	// session's streams; related: it belongs to a request in flight (a
-	// server-to-client request, a log line), whose stream it prefers.
-	Route(msg []byte, related bool)
+	// Route places a copy of m's message with edits applied (ids,
+	// tokens), a message no call claims, on one of the session's streams;
+	// related: it belongs to a request in flight (a server-to-client
+	// request, a log line), whose stream it prefers. m is the child's
+	// reader's parse: an in-process client gets it along (SpliceParsed).
+	Route(m *wire.Message, related bool, edits ...wire.Edit)
 	// OwnerKey is the principal that initialized the session (Key).
 	OwnerKey() string
 	// Busy reports whether the session has requests in flight.

@@ -29,21 +29,21 @@ type legacyAsk struct {
 	childID []byte // the child's id, verbatim
 }
 
-// mint records a request of the child delivered to s and returns the
-// message as s sees it, or nil when too many requests are unanswered.
-func (a *legacyAsks) mint(s Session, m *wire.Message) []byte {
+// mint records a request of the child delivered to s and returns the id
+// s sees it under; ok is false when too many requests are unanswered.
+func (a *legacyAsks) mint(s Session, m *wire.Message) (id []byte, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.byID) >= maxAsks {
-		return nil
+		return nil, false
 	}
 	if a.byID == nil {
 		a.byID = map[string]legacyAsk{}
 	}
 	a.next++
-	id := wire.AppendString(nil, translate.InternalIDPrefix+strconv.FormatInt(a.next, 10))
+	id = wire.AppendString(nil, translate.InternalIDPrefix+strconv.FormatInt(a.next, 10))
 	a.byID[string(id)] = legacyAsk{s: s, childID: clone(m.IDBytes())}
-	return wire.Splice(m.Raw, wire.Edit{Span: m.ID, Value: id})
+	return id, true
 }
 
 // answer maps a response of s back to the child's id; ok is false when it

@@ -174,7 +174,7 @@ func (l *LegacyShared) Close() {
 func (l *LegacyShared) Unrouted(c *Conn, m *wire.Message) {
 	if m.Method == "notifications/message" || m.Method == translate.MethodElicitationComplete {
 		if s := l.owner(); s != nil {
-			s.Route(clone(m.Raw), true)
+			s.Route(m, true)
 		} else {
 			c.log.Debug().Msg("log message with several sessions in flight: not attributable, dropped")
 		}
@@ -193,7 +193,7 @@ func (l *LegacyShared) Unrouted(c *Conn, m *wire.Message) {
 		targets = slices.DeleteFunc(targets, func(s Session) bool { return !subs[s] })
 	}
 	for _, s := range targets {
-		s.Route(clone(m.Raw), false)
+		s.Route(m, false)
 	}
 }
 
@@ -211,13 +211,13 @@ func (l *LegacyShared) ChildRequest(c *Conn, m *wire.Message) {
 			"mcp-bridge: "+m.Method+" cannot be attributed to one client of a shared child; run the bridge with --session-mode per-session", nil))
 		return
 	}
-	msg := l.asks.mint(s, m)
-	if msg == nil {
+	id, ok := l.asks.mint(s, m)
+	if !ok {
 		c.warn.Warn(c.log, "too_many_asks").Str("method", m.Method).Int("unanswered", maxAsks).Msg("shared child has too many unanswered server-to-client requests; refused")
 		c.Send(wire.ErrorResponse(m.IDBytes(), wire.CodeInternalError, "mcp-bridge: too many unanswered server-to-client requests", nil))
 		return
 	}
-	s.Route(msg, true)
+	s.Route(m, true, wire.Edit{Span: m.ID, Value: id})
 }
 
 // Answer relays a session's response to one of the child's requests; it

@@ -40,6 +40,6 @@ func (c *Conn) taskProgress(id int64, m *wire.Message) bool {
 	if !c.tasks.Owns(r.sess.OwnerKey(), task) {
 		return false
 	}
-	r.sess.Route(wire.Splice(m.Raw, wire.Edit{Span: m.ProgressToken, Value: r.token}), false)
+	r.sess.Route(m, false, wire.Edit{Span: m.ProgressToken, Value: r.token})
 	return true
 }

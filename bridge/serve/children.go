@@ -158,7 +158,9 @@ func (s *session) relayResponse(m *wire.Message) (ok bool, err error) {
 }
 
 // Route, OwnerKey and Busy make a session a child.Session (with Settled).
-func (s *session) Route(msg []byte, related bool) { s.route(msg, related) }
+func (s *session) Route(m *wire.Message, related bool, edits ...wire.Edit) {
+	s.routeParsed(m, related, edits...)
+}
 
 func (s *session) OwnerKey() string { return s.owner.Key() }
 

@@ -182,8 +182,12 @@ func (s *session) OpenListen(filter []byte) (stop func()) {
 		if final || n == nil || n.Kind == wire.KindInvalid {
 			return
 		}
-		if out := legacysession.ListenNotification(n); out != nil {
-			s.route(out, false)
+		var pm *wire.Message // for an in-process client (entry.go)
+		if s.entry != nil {
+			pm = new(wire.Message)
+		}
+		if out := legacysession.ListenNotificationParsed(n, pm); out != nil {
+			s.routeWith(out, pm, false)
 		}
 	}
 	if err := conn.Start(cl, &m); err != nil {

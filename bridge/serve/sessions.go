@@ -526,17 +526,15 @@ func (s *session) ChildRequest(c *child.Conn, m *wire.Message) {
 	s.routeParsed(m, true)
 }
 
-// routeParsed routes a copy of m's message; an in-process client gets the
-// parse along (entry.go).
-func (s *session) routeParsed(m *wire.Message, related bool) {
-	msg := clone(m.Raw)
+// routeParsed routes a copy of m's message with edits applied; an
+// in-process client gets the parse along (entry.go), re-based past the
+// edits (wire.SpliceParsed).
+func (s *session) routeParsed(m *wire.Message, related bool, edits ...wire.Edit) {
 	var pm *wire.Message
 	if s.entry != nil {
 		pm = new(wire.Message)
-		*pm = *m
-		pm.Raw = msg // the same bytes: the spans hold
 	}
-	s.routeWith(msg, pm, related)
+	s.routeWith(wire.SpliceParsed(nil, m, pm, edits...), pm, related)
 }
 
 // route places a server-initiated message on one stream (the spec forbids

@@ -49,8 +49,43 @@ func (m *Message) Rebased(raw []byte, out *Message, edits []Edit) bool {
 	}
 	*out = *m
 	out.Raw = raw
-	for _, s := range [...]*Span{&out.ID, &out.Params, &out.Result, &out.Error, &out.Arguments,
-		&out.Meta, &out.RequestID, &out.ProgressToken, &out.SubscriptionID} {
+	out.shift(edits)
+	return true
+}
+
+// WithoutSubscriptionID returns m's message without the subscription id
+// in its _meta (WithoutFields; m.Raw itself when it has none) and, when
+// out is not nil, sets *out to Parse's reading of the result without
+// reading it again: what the cut removed holds nothing Parse keeps but
+// SubscriptionID, which is absent from now on; every other span moves
+// past the cut, and _meta and params around it shrink. The listen stream
+// of a 2025 session on a 2026-07-28 child (translate/legacysession) hands
+// the aggregate its notifications this way.
+func WithoutSubscriptionID(m *Message, out *Message) []byte {
+	var edits []Edit
+	if m.SubscriptionID.Present() {
+		edits = withoutFields(m.Raw, m.Meta, MetaSubscriptionID)
+	}
+	raw := m.Raw
+	if len(edits) > 0 {
+		raw = SpliceTo(nil, m.Raw, edits...)
+	}
+	if out != nil {
+		*out = *m
+		out.Raw = raw
+		out.SubscriptionID = Span{}
+		out.shift(edits)
+	}
+	return raw
+}
+
+// shift moves m's spans past edits, sorted and not overlapping, that have
+// been applied to m.Raw (Rebased): a span an edit replaced whole becomes
+// the new value's, one after an edit moves by what the edit added or
+// removed, one around an edit grows or shrinks with it.
+func (m *Message) shift(edits []Edit) {
+	for _, s := range [...]*Span{&m.ID, &m.Params, &m.Result, &m.Error, &m.Arguments,
+		&m.Meta, &m.RequestID, &m.ProgressToken, &m.SubscriptionID} {
 		if !s.Present() {
 			continue
 		}
@@ -71,7 +106,6 @@ func (m *Message) Rebased(raw []byte, out *Message, edits []Edit) bool {
 			}
 		}
 	}
-	return true
 }
 
 // valueSpan reports whether s is exactly one of the spans of m that hold a

@@ -80,3 +80,36 @@ func TestSpliceParsedFallsBack(t *testing.T) {
 		t.Error("Rebased accepted an edit inside params")
 	}
 }
+
+// WithoutSubscriptionID's parse of its result is Parse's, for any message
+// Parse reads (duplicate keys, the id first, last or alone in _meta, other
+// spans after it), and it leaves its input alone.
+func FuzzWithoutSubscriptionID(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":3}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"_meta":{"a":1, "io.modelcontextprotocol/subscriptionId" : "s" ,"io.modelcontextprotocol/logLevel":"info"},"uri":"x"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"_meta":{"x":[1],"io.modelcontextprotocol/subscriptionId":{"k":1}},"progressToken":4,"requestId":5}}`))
+	f.Add([]byte(`{"params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1,"io.modelcontextprotocol/subscriptionId":2}},"jsonrpc":"2.0","id":7,"method":"m"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"n","params":{"_meta":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"n","params":{"_meta":{"io.modelcontextprotocol\/subscriptionId":1,"io.modelcontextprotocol\u002fsubscriptionId":2}}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m Message
+		if Parse(raw, &m) != nil {
+			return
+		}
+		orig := bytes.Clone(raw)
+		var got, want Message
+		out := WithoutSubscriptionID(&m, &got)
+		if !bytes.Equal(raw, orig) {
+			t.Fatal("WithoutSubscriptionID changed its input")
+		}
+		if err := Parse(out, &want); err != nil {
+			t.Fatalf("%s\n-> %s: %v", raw, out, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s\n-> %s\nWithoutSubscriptionID %+v\nParse                 %+v", raw, out, got, want)
+		}
+		if want.SubscriptionID.Present() {
+			t.Fatalf("%s\n-> %s still names a subscription", raw, out)
+		}
+	})
+}

@@ -120,8 +120,18 @@ func WithMetaFields(m *Message, fields []byte) []byte {
 // cut out with one Splice, which matters when the object is a result of
 // several MiB.
 func WithoutFields(raw []byte, obj Span, keys ...string) []byte {
-	if !obj.Present() || raw[obj.Start] != '{' {
+	edits := withoutFields(raw, obj, keys...)
+	if len(edits) == 0 {
 		return raw
+	}
+	return Splice(raw, edits...)
+}
+
+// withoutFields returns the edits that cut keys out of obj, sorted; none
+// when none of them is present or obj cannot be walked.
+func withoutFields(raw []byte, obj Span, keys ...string) []Edit {
+	if !obj.Present() || raw[obj.Start] != '{' {
+		return nil
 	}
 	// A run of dropped members goes with the separator after it, up to the
 	// next kept member; a run at the end goes with the separator before it.
@@ -153,10 +163,10 @@ func WithoutFields(raw []byte, obj Span, keys ...string) []byte {
 	if runStart >= 0 {
 		edits = append(edits, Edit{Span: Span{keptEnd, lastEnd}})
 	}
-	if err != nil || len(edits) == 0 {
-		return raw
+	if err != nil {
+		return nil
 	}
-	return Splice(raw, edits...)
+	return edits
 }
 
 // ResultType returns result.resultType of a response ("" when absent:

@@ -125,12 +125,15 @@ func (s *Session) stopListenLocked() {
 // side must see it, nil for none: notifications only, without the
 // acknowledgement (a legacy peer has no such notification) and without the
 // subscription id in _meta.
-func ListenNotification(m *wire.Message) []byte {
-	switch {
-	case m.Kind != wire.KindNotification || m.Method == "notifications/subscriptions/acknowledged":
+func ListenNotification(m *wire.Message) []byte { return ListenNotificationParsed(m, nil) }
+
+// ListenNotificationParsed is ListenNotification that also sets *out, when
+// out is not nil and the result is not nil, to the result parsed, from m
+// (wire.WithoutSubscriptionID): the in-process entry hands that parse to
+// the aggregate, which would otherwise parse the message again.
+func ListenNotificationParsed(m, out *wire.Message) []byte {
+	if m.Kind != wire.KindNotification || m.Method == "notifications/subscriptions/acknowledged" {
 		return nil
-	case m.SubscriptionID.Present():
-		return wire.WithoutFields(m.Raw, m.Meta, wire.MetaSubscriptionID)
 	}
-	return m.Raw
+	return wire.WithoutSubscriptionID(m, out)
 }
