@@ -348,6 +348,15 @@ func (h *Host) InOrder(ctx context.Context, send func(context.Context)) {
 // it.
 func (h *Host) SplitBatch(ctx context.Context, raw []byte, elems []wire.Span) {
 	for _, e := range elems {
-		h.dispatch(ctx, append([]byte(nil), raw[e.Start:e.End]...))
+		el := raw[e.Start:e.End]
+		if wire.FirstByte(el) == '[' {
+			// JSON-RPC 2.0 §6: a batch's elements are Request objects. A
+			// batch inside a batch is an Invalid Request, not a batch to
+			// split again: a line of nested arrays would otherwise recurse
+			// once per level, copying the rest of the line each time.
+			h.Write(wire.ErrorResponse(nil, wire.CodeInvalidRequest, "Invalid Request: a batch inside a batch", nil))
+			continue
+		}
+		h.dispatch(ctx, append([]byte(nil), el...))
 	}
 }

@@ -132,6 +132,19 @@ func TestHostSplitBatch(t *testing.T) {
 	if m := th.next(); errCode(m) != wire.CodeInvalidRequest {
 		t.Errorf("empty batch: %v", m)
 	}
+	// A batch inside a batch is an Invalid Request, however deep: nothing
+	// is handed on, and each level is not split (and copied) again.
+	deep := strings.Repeat("[", 1000) + `{"jsonrpc":"2.0","id":1,"method":"deep"}` + strings.Repeat("]", 1000)
+	for _, line := range []string{`[[{"jsonrpc":"2.0","id":1,"method":"nested"}]]`, deep} {
+		th.send(line)
+		if m := th.next(); errCode(m) != wire.CodeInvalidRequest {
+			t.Errorf("batch inside a batch: %v", m)
+		}
+	}
+	th.send(`{"jsonrpc":"2.0","method":"after"}`)
+	if m := <-got; m != "after" {
+		t.Errorf("an element of a nested batch was handed on: %q", m)
+	}
 }
 
 // Write keeps every message on one line: a pretty-printed one is
