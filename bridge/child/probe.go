@@ -3,7 +3,6 @@ package child
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -306,11 +305,4 @@ func (p *prober) keep() { p.host.Keep() }
 func (p *prober) close() {
 	p.host.Close()
 	p.conn.FailAll("probe done", nil)
-}
-
-func orEmptyObject(b json.RawMessage) []byte {
-	if len(b) == 0 || string(b) == "null" {
-		return []byte("{}")
-	}
-	return b
 }
