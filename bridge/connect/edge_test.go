@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -23,19 +24,6 @@ const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","i
 
 func modernCall(id, tool string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{},%s}}`, id, tool, meta)
-}
-
-// answer writes a JSON response to the request in r.
-func answer(w http.ResponseWriter, r *http.Request, body []byte, result string) {
-	var m wire.Message
-	wire.Parse(body, &m)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(wire.ResultResponse(m.IDBytes(), []byte(result)))
-}
-
-func readBody(r *http.Request) []byte {
-	b, _ := io.ReadAll(r.Body)
-	return b
 }
 
 func TestRetries503ThenSucceeds(t *testing.T) {
@@ -495,3 +483,9 @@ func TestPipelinedInitializedCarriesSession(t *testing.T) {
 		t.Errorf("%d notifications/initialized reached the server, want 1", n)
 	}
 }
+
+// The hand-rolled remotes answer through testmain's helpers.
+var (
+	answer   = testmain.Answer
+	readBody = testmain.ReadBody
+)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 )
 
@@ -68,20 +69,6 @@ func sseStart(w http.ResponseWriter) {
 func sseSend(w http.ResponseWriter, msg string) {
 	fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
 	w.(http.Flusher).Flush()
-}
-
-// jsonErr writes a JSON-RPC error body with an HTTP status.
-func jsonErr(w http.ResponseWriter, status int, id []byte, code int, msg, data string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	var d []byte
-	if data != "" {
-		d = []byte(data)
-	}
-	if id == nil {
-		id = []byte("null")
-	}
-	w.Write(wire.ErrorResponse(id, code, msg, d))
 }
 
 // obj decodes a JSON object for assertions.
@@ -145,3 +132,6 @@ func hasPrefix(v any, p string) bool {
 }
 
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+
+// jsonErr answers with a JSON-RPC error through testmain's helper.
+var jsonErr = testmain.JSONErr

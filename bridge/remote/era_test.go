@@ -2,12 +2,12 @@ package remote
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/mcp-bridge/mcp-bridge/bridge/internal/testmain"
 	"github.com/mcp-bridge/mcp-bridge/bridge/translate"
 	"github.com/mcp-bridge/mcp-bridge/bridge/wire"
 	"github.com/mcp-bridge/mcp-bridge/httpclient"
@@ -140,26 +140,9 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// answer writes a JSON response to the request in r.
-func answer(w http.ResponseWriter, r *http.Request, body []byte, result string) {
-	var m wire.Message
-	wire.Parse(body, &m)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(wire.ResultResponse(m.IDBytes(), []byte(result)))
-}
-
-func readBody(r *http.Request) []byte {
-	b, _ := io.ReadAll(r.Body)
-	return b
-}
-
-// jsonErr writes a JSON-RPC error body with an HTTP status.
-func jsonErr(w http.ResponseWriter, status int, id []byte, code int, msg, data string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	var d []byte
-	if data != "" {
-		d = []byte(data)
-	}
-	w.Write(wire.ErrorResponse(id, code, msg, d))
-}
+// The hand-rolled remotes answer through testmain's helpers.
+var (
+	answer   = testmain.Answer
+	readBody = testmain.ReadBody
+	jsonErr  = testmain.JSONErr
+)
